@@ -1,0 +1,31 @@
+# make book   -- install into .venv, execute every chapter, render _build/html
+# make test   -- install, then run the whole test suite (what CI runs)
+# make run SLUG=sro ARGS="-p seed=3"   -- execute one chapter into runs/<slug>
+VENV   := .venv
+PYTHON := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install browser book test run clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt lib/pyproject.toml
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+# The headless-browser check of the site uses Debian's chromium (playwright never downloads one).
+browser:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+
+book: install
+	$(VENV)/bin/jupyter-book build --all -W -n --keep-going .
+
+test: install browser
+	$(PYTHON) -m pytest tests
+
+run: install
+	$(PYTHON) -m iclr25 run $(SLUG) $(ARGS)
+
+clean:
+	rm -rf _build runs

@@ -1,0 +1,80 @@
+"""The book's table of contents as data: every chapter's slug, title and part.
+
+One slug names a chapter everywhere: ``notebooks/<slug>.py`` tells the story,
+``iclr25.<slug>`` holds the method (and its ``PARAMETERS`` and ``SMOKE``), and
+``tests/test_<slug>.py`` tests it. A chapter is *built* once its notebook exists;
+the CLI, the tests and ``_toc.yml`` only list built chapters.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+@dataclass(frozen=True)
+class Chapter:
+    slug: str
+    title: str
+    part: str
+
+    @property
+    def notebook(self) -> Path:
+        return NOTEBOOKS / f"{self.slug}.py"
+
+    @property
+    def built(self) -> bool:
+        return self.notebook.is_file()
+
+    def module(self) -> ModuleType:
+        """The chapter's method module, ``iclr25.<slug>``."""
+        return importlib.import_module(f"iclr25.{self.slug}")
+
+
+_OPTIM = "Optimisation and learning theory"
+_LM = "Inside language models"
+_EDIT = "Editing knowledge"
+_EXPLAIN = "Explanations and attributions"
+_RELIABLE = "Reliable predictions"
+_GRAPHS = "Graphs and networks"
+
+ALL: tuple[Chapter, ...] = (
+    Chapter("sro", "Sketching for regularized least squares", _OPTIM),
+    Chapter("sensitivity", "Transformers learn low-sensitivity functions", _OPTIM),
+    Chapter("dlgn", "Deep linearly gated networks", _OPTIM),
+    Chapter("modeconn", "Input-space mode connectivity", _OPTIM),
+    Chapter("mcqa", "How language models answer multiple-choice questions", _LM),
+    Chapter("hyperdas", "HyperDAS: locating and learning concept features", _LM),
+    Chapter("identifiability", "Is mechanistic interpretability identifiable?", _LM),
+    Chapter("debias", "Causality-guided prompting to debias LLM decisions", _LM),
+    Chapter("fine", "FiNE: fine-grained neuron-level knowledge editing", _EDIT),
+    Chapter("sadr", "SADR: restricting attention drift in knowledge editing", _EDIT),
+    Chapter("sst", "Sufficient subset training", _EXPLAIN),
+    Chapter("probing", "Probe training decides post-hoc attributions", _EXPLAIN),
+    Chapter("faithfulness", "Faithfulness of LLM explanations", _EXPLAIN),
+    Chapter("ai2tale", "AI2TALE: phishing-sentence localisation", _EXPLAIN),
+    Chapter("selective", "Label smoothing and selective classification", _RELIABLE),
+    Chapter("enumerative", "Transformers for psi-class intersection numbers", _RELIABLE),
+    Chapter("tgbseq", "TGB-Seq: temporal links with sequential dynamics", _GRAPHS),
+    Chapter("kbg", "Knowledge Benchmark Graph for GNN design", _GRAPHS),
+    Chapter("brainood", "BrainOOD: OOD-generalisable brain-network GNNs", _GRAPHS),
+)
+
+
+def built() -> list[Chapter]:
+    """Chapters whose notebook exists, in reading order."""
+    return [c for c in ALL if c.built]
+
+
+def get(slug: str) -> Chapter:
+    """The built chapter ``slug``; a ``ValueError`` naming the accepted slugs otherwise."""
+    for c in built():
+        if c.slug == slug:
+            return c
+    names = ", ".join(c.slug for c in built())
+    raise ValueError(f"unknown chapter {slug!r}; built chapters: {names}")

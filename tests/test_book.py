@@ -1,0 +1,134 @@
+"""The rendered book: it builds without warnings, its book-mode claims hold, and its
+pages work in a browser with no network (figures drawn, no JavaScript error)."""
+
+import functools
+import http.server
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from iclr25 import chapters
+from iclr25.core import read_claims
+
+ROOT = chapters.ROOT
+BUILD = ROOT / "_build"
+HTML = BUILD / "html"
+BUILT = [c.slug for c in chapters.built()]
+CHROMIUM = shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def book() -> Path:
+    """Build the whole book, executing every chapter with its book defaults."""
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    result = subprocess.run([str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
+                            cwd=ROOT, capture_output=True, text=True, timeout=2400)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return HTML
+
+
+def test_toc_lists_exactly_the_built_chapters():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    listed = [f.removeprefix("notebooks/") for f in files if f.startswith("notebooks/")]
+    assert listed == BUILT  # and in reading order
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert all(f"{{doc}}`notebooks/{slug}`" in intro for slug in BUILT)
+
+
+def test_every_chapter_has_a_module_test_and_citation():
+    bib = (ROOT / "book" / "references.bib").read_text()
+    for chapter in chapters.ALL:
+        assert re.search(rf"@inproceedings{{\w+2025{chapter.slug},", bib), chapter.slug
+    for slug in BUILT:
+        assert (ROOT / "tests" / f"test_{slug}.py").is_file()
+        assert "{cite" in chapters.get(slug).notebook.read_text()
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
+    claims = read_claims(BUILD / "jupyter_execute" / "notebooks" / f"{slug}.ipynb")
+    assert claims
+    failed = [f"{c.id}: {c.measured} (paper: {c.paper})" for c in claims if c.status == "FAILED"]
+    assert not failed, failed
+    assert all(c.gap for c in claims if not c.holds)
+
+
+def test_site_references_no_cdn(book):
+    for page in book.rglob("*.html"):
+        text = page.read_text()
+        for src in re.findall(r"<(?:script|link)[^>]+(?:src|href)=\"([^\"]+)\"", text):
+            assert not re.match(r"(https?:)?//", src), f"{page.name} loads {src}"
+
+
+@pytest.fixture(scope="session")
+def site(book):
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(book)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if CHROMIUM is None:
+        pytest.fail("Debian's chromium is needed for the site check (`make browser` installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+
+
+def visit(browser, url: str) -> dict:
+    """Open ``url`` with every request off this machine blocked; report what happened."""
+    page = browser.new_page()
+    seen = {"external": [], "errors": []}
+
+    def route(r):
+        if r.request.url.startswith(("http://127.0.0.1", "data:", "blob:")):
+            r.continue_()
+        else:
+            seen["external"].append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+    page.on("console", lambda m: m.type == "error" and seen["errors"].append(m.text))
+    page.goto(url, wait_until="networkidle")
+    seen["plots"] = page.locator(".plotly-graph-div").count()
+    seen["drawn"] = page.locator(".plotly-graph-div .main-svg").count() and page.evaluate(
+        "[...document.querySelectorAll('.plotly-graph-div')].filter(d => d.querySelector('.main-svg')).length")
+    seen["widget_state"] = page.locator("script[type='application/vnd.jupyter.widget-state+json']").count()
+    seen["widgets"] = page.locator(".jupyter-widgets").count()
+    seen["sliders"] = page.locator(".plotly-graph-div .slider-container").count()
+    page.close()
+    return seen
+
+
+def test_intro_page_works_offline(browser, site):
+    seen = visit(browser, f"{site}/book/intro.html")
+    assert not seen["external"] and not seen["errors"], seen
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_chapter_page_draws_its_figures_offline(browser, site, slug):
+    seen = visit(browser, f"{site}/notebooks/{slug}.html")
+    assert not seen["external"], seen["external"]
+    assert not seen["errors"], seen["errors"]
+    assert seen["plots"] > 0 and seen["drawn"] == seen["plots"], seen
+    if seen["widget_state"]:
+        assert seen["widgets"] > 0, "saved widget state but no widget rendered"
+        assert seen["sliders"] > 0, "a live widget needs its static plotly-slider twin"

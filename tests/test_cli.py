@@ -1,0 +1,48 @@
+"""`python -m iclr25`: listing, running, and one clear line for bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from iclr25 import chapters
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "iclr25", *args], capture_output=True,
+                          text=True, timeout=600, cwd=chapters.ROOT)
+
+
+def test_list_shows_chapters_and_parameters():
+    result = cli("list")
+    assert result.returncode == 0
+    for chapter in chapters.built():
+        assert f"{chapter.slug}: {chapter.title}" in result.stdout
+        for name in chapter.module().PARAMETERS:
+            assert f"    {name} = " in result.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (("run", "nope"), "unknown chapter 'nope'; built chapters: sro"),
+    (("run", "sro", "-p", "nope=1"), "unknown parameter 'nope' for sro; accepted: "),
+    (("run", "sro", "-p", "seed=three"), "parameter 'seed' got 'three'; accepted: a int >= 0"),
+    (("run", "sro", "-p", "seed"), "-p 'seed' is not KEY=VALUE"),
+    (("run", "sro", "-p", "device=tpu"), "parameter 'device' got 'tpu'; accepted: one of "),
+    (("frobnicate",), "argument command: invalid choice: 'frobnicate'"),
+])
+def test_bad_input_exits_2_with_one_line(args, words):
+    result = cli(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], result.stderr
+
+
+def test_run_writes_notebook_and_claims(tmp_path):
+    result = cli("run", "sro", "--smoke", "-p", "seed=3", "--out", str(tmp_path))
+    assert result.returncode in (0, 1), result.stderr  # 1: a smoke-scale claim failed
+    record = json.loads((tmp_path / "sro.claims.json").read_text())
+    assert record["chapter"] == "sro" and record["parameters"]["seed"] == 3
+    assert record["claims"] and (tmp_path / "sro.ipynb").is_file()
+    assert f"wrote {tmp_path / 'sro.ipynb'}" in result.stdout

@@ -1,0 +1,185 @@
+"""Unit tests of the shared substrate, iclr25.core."""
+
+import json
+import warnings
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from iclr25 import core
+from iclr25.core import Param, ParameterError
+
+SCHEMA = {
+    "n": Param(100, "rows", low=10),
+    "lr": Param(0.1, "step", low=0.0, high=1.0),
+    "kind": Param("gaussian", "sketch", choices=("gaussian", "srht")),
+    "fast": Param(True, "a flag"),
+}
+
+
+def test_validate_fills_defaults_and_accepts_int_for_float():
+    assert core.validate(SCHEMA, {"lr": 1}) == {"n": 100, "lr": 1.0, "kind": "gaussian", "fast": True}
+
+
+@pytest.mark.parametrize("values, words", [
+    ({"m": 3}, "unknown parameter 'm'; accepted: n, lr, kind, fast"),
+    ({"n": 2.5}, "parameter 'n' got 2.5 (float); accepted: a int >= 10"),
+    ({"n": True}, "parameter 'n' got True (bool)"),
+    ({"n": 5}, "parameter 'n' got 5; accepted: a int >= 10"),
+    ({"lr": 2.0}, "accepted: a float >= 0 <= 1"),
+    ({"kind": "cauchy"}, "accepted: one of 'gaussian', 'srht'"),
+    ({"fast": 1}, "parameter 'fast' got 1 (int)"),
+])
+def test_validate_rejects_with_one_line(values, words):
+    with pytest.raises(ParameterError) as err:
+        core.validate(SCHEMA, values)
+    assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_validate_complete_requires_every_parameter():
+    with pytest.raises(ParameterError, match="'fast' is not set"):
+        core.validate(SCHEMA, {"n": 100, "lr": 0.1, "kind": "srht"}, complete=True)
+
+
+def test_parse_command_line_values():
+    assert SCHEMA["n"].parse("n", "200") == 200
+    assert SCHEMA["lr"].parse("lr", "0.5") == 0.5
+    assert SCHEMA["fast"].parse("fast", "false") is False
+    with pytest.raises(ParameterError, match="got 'ten'"):
+        SCHEMA["n"].parse("n", "ten")
+
+
+def test_notebook_parameters_skip_modules_functions_and_private_names():
+    namespace = {"n": 1, "np": np, "f": lambda: 0, "_x": 2, "kind": "srht"}
+    assert core._notebook_parameters(namespace) == {"n": 1, "kind": "srht"}
+
+
+def test_seed_everything_is_reproducible():
+    a = core.seed_everything(3).normal(size=3), torch.rand(3)
+    b = core.seed_everything(3).normal(size=3), torch.rand(3)
+    np.testing.assert_array_equal(a[0], b[0])
+    assert torch.equal(a[1], b[1])
+
+
+def test_get_device():
+    assert core.get_device("cpu").type == "cpu"
+    assert core.get_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ParameterError, match="no CUDA device"):
+            core.get_device("cuda")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_cached_builds_once_then_loads(cache):
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"w": torch.arange(3.0), "meta": [1, 2]}
+
+    first = core.cached("model", {"width": 4}, build)
+    second = core.cached("model", {"width": 4}, build)
+    assert len(calls) == 1 and torch.equal(first["w"], second["w"]) and second["meta"] == [1, 2]
+    core.cached("model", {"width": 5}, build)  # another config, another artefact
+    assert len(calls) == 2 and len(list(cache.glob("model-*.pt"))) == 2
+    assert not list(cache.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_cached_rebuilds_a_damaged_file(cache, damage):
+    core.cached("model", {"width": 4}, lambda: torch.ones(1000))
+    path = core.cache_path("model", {"width": 4})
+    blob = bytearray(path.read_bytes())
+    if damage == "truncate":
+        blob = blob[: len(blob) // 2]
+    else:
+        blob[len(blob) // 2] ^= 0xFF
+    path.write_bytes(bytes(blob))
+    with pytest.warns(UserWarning, match="corrupt or stale"):
+        value = core.cached("model", {"width": 4}, lambda: torch.zeros(2))
+    assert torch.equal(value, torch.zeros(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the rebuilt file is trusted again
+        assert torch.equal(core.cached("model", {"width": 4}, lambda: None), torch.zeros(2))
+
+
+class Opaque:
+    """Picklable, but not loadable with weights_only=True."""
+
+
+def test_cached_refuses_values_a_safe_load_could_not_read(cache):
+    with pytest.raises(TypeError, match="only keep tensors in plain containers, not Opaque"):
+        core.cached("bad", {}, Opaque)
+    assert not list(cache.iterdir())
+
+
+def test_train_reduces_the_loss():
+    core.seed_everything(0)
+    x = torch.randn(256, 3)
+    y = x @ torch.tensor([1.0, -2.0, 0.5])
+    model = torch.nn.Linear(3, 1)
+
+    def batches():
+        return [(x[i:i + 64], y[i:i + 64]) for i in range(0, 256, 64)]
+
+    def loss(m, batch):
+        return torch.nn.functional.mse_loss(m(batch[0]).squeeze(-1), batch[1])
+
+    history = core.train(model, batches, loss, epochs=60, lr=0.05, progress=False)
+    assert len(history) == 60 and history[-1] < 0.01 * history[0]
+    assert not model.training
+
+
+def test_figure_html_is_offline():
+    fragment = core.figure_html(go.Figure(go.Scatter(y=[1, 2])))
+    assert "Plotly.newPlot" in fragment
+    assert "cdn" not in fragment.lower() and "<script src" not in fragment
+
+
+def test_offline_renderer_emits_html_and_plotly_mimetype():
+    import plotly.io as pio
+
+    core.use_offline_plotly()
+    bundle = pio.renderers._build_mime_bundle(go.Figure(go.Bar(y=[1])).to_dict())
+    assert "text/html" in bundle and "application/vnd.plotly.v1+json" in bundle
+
+
+def test_slider_figure_switches_visibility():
+    figs = [go.Figure(go.Scatter(y=[k, k + 1]), layout={"title": f"k={k}"}) for k in range(3)]
+    twin = core.slider_figure(figs, [0, 1, 2], "k", active=1)
+    assert [t.visible for t in twin.data] == [False, True, False]
+    steps = twin.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["0", "1", "2"]
+    assert steps[2].args[0]["visible"] == [False, False, True]
+    assert steps[2].args[1]["title.text"] == "k=2"
+    with pytest.raises(ValueError, match="one figure per value"):
+        core.slider_figure(figs, [0, 1], "k")
+
+
+def test_claims_are_recorded_shown_and_read_back(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    monkeypatch.setitem(core._CURRENT, "slug", "demo")
+    monkeypatch.setitem(core._CURRENT, "claims", [])
+    a = core.claim("fast", "it is fast", paper="2x", measured=2.5, holds=np.bool_(True))
+    b = core.claim("small", "it is small", paper="1 MB", measured="3 MB", holds=False,
+                   gap="our data are larger")
+    c = core.claim("big", "it is big", paper="yes", measured="no", holds=False)
+    assert (a.status, b.status, c.status) == ("holds", "known gap", "FAILED")
+    assert a.measured == "2.5" and a.holds is True
+    notebook = {"cells": [{"outputs": [{"data": bundle}]} for bundle in shown]}
+    assert core.read_claims(json.loads(json.dumps(notebook))) == [a, b, c]
+    assert core.claims_table() == [a, b, c]
+
+
+def test_claim_needs_a_chapter(monkeypatch):
+    monkeypatch.setitem(core._CURRENT, "slug", None)
+    with pytest.raises(RuntimeError, match="before chapter"):
+        core.claim("x", "y", paper="p", measured="m", holds=True)

@@ -1,0 +1,65 @@
+"""Every built chapter: its parameters cell matches its module, and it runs (smoke)."""
+
+import ast
+
+import jupytext
+import pytest
+from papermill.exceptions import PapermillExecutionError
+
+from iclr25 import chapters, run
+from iclr25.core import ParameterError
+
+BUILT = [c.slug for c in chapters.built()]
+
+
+def parameters_cell(chapter: chapters.Chapter) -> dict:
+    """The literal values assigned in the chapter's tagged parameters cell."""
+    nb = jupytext.read(chapter.notebook, fmt="py:percent")
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, "a chapter has exactly one tagged parameters cell"
+    values = {}
+    for node in ast.parse(cells[0].source).body:
+        assert isinstance(node, ast.Assign), "the parameters cell holds plain assignments only"
+        values[node.targets[0].id] = ast.literal_eval(node.value)
+    return values
+
+
+def test_some_chapter_is_built():
+    assert "sro" in BUILT
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_parameters_cell_equals_module_defaults(slug):
+    chapter = chapters.get(slug)
+    module = chapter.module()
+    cell = parameters_cell(chapter)
+    defaults = {name: p.default for name, p in module.PARAMETERS.items()}
+    assert cell == defaults
+    assert {k: type(v) for k, v in cell.items()} == {k: type(v) for k, v in defaults.items()}
+    assert {"seed", "device"} <= set(cell)
+    run.parameters(slug, module.SMOKE)  # the smoke overrides are valid parameters
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_chapter_runs_in_smoke_mode(slug, tmp_path):
+    notebook, claims = run.execute(slug, tmp_path, smoke=True)
+    assert notebook.is_file() and (tmp_path / f"{slug}.claims.json").is_file()
+    assert claims, "a chapter records the paper's claims it tests"
+    assert all(c.chapter == slug and c.status in {"holds", "known gap", "FAILED"} for c in claims)
+    assert len({c.id for c in claims}) == len(claims), "claim ids are unique"
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_chapter_stops_on_an_unknown_parameter_in_the_notebook(slug, tmp_path, monkeypatch):
+    # papermill only warns about unknown parameters; the chapter itself must refuse them
+    monkeypatch.setattr(run, "parameters", lambda *a, **k: {"no_such_parameter": 1})
+    with pytest.raises(PapermillExecutionError) as err:
+        run.execute(slug, tmp_path)
+    assert err.value.ename == "ParameterError"
+    assert "unknown parameter 'no_such_parameter'" in err.value.evalue
+
+
+def test_run_rejects_bad_parameters_before_executing(tmp_path):
+    with pytest.raises(ParameterError, match="unknown parameter 'nope'"):
+        run.execute("sro", tmp_path, {"nope": 1})
+    assert not list(tmp_path.iterdir())
