@@ -1,0 +1,204 @@
+"""Unit tests of iclr25.sro: sketches, proximal operators, the solver, SRO and Iterative SRO."""
+
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.linear_model import Lasso
+
+from iclr25 import sro
+
+GRID = np.linspace(-8, 8, 320_001)  # spacing 5e-5
+
+
+def objective(H, g, lam, penalty, b):
+    """(1/2) b^T H b - g^T b + h(b)."""
+    return 0.5 * b @ H @ b - g @ b + sro.PENALTIES[penalty].p(b, lam).sum()
+
+
+def brute_force_prox(penalty, z, lam, t):
+    """argmin_x (1/2)(x - z)^2 + t p_lam(x) over GRID, for each z."""
+    values = 0.5 * (GRID[None, :] - z[:, None]) ** 2 + t * sro.PENALTIES[penalty].p(GRID[None, :], lam)
+    return GRID[values.argmin(axis=1)]
+
+
+# --- proximal operators -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("penalty", ["l1", "scad", "mcp"])
+@pytest.mark.parametrize("lam, t", [(1.0, 1.0), (0.7, 0.4), (0.5, 1.5)])
+def test_prox_is_the_minimiser_of_the_scalar_problem(penalty, lam, t):
+    z = np.linspace(-6, 6, 97)
+    np.testing.assert_allclose(sro.PENALTIES[penalty].prox(z, lam, t), brute_force_prox(penalty, z, lam, t),
+                               atol=1e-4)
+
+
+def test_prox_closed_forms_at_known_points():
+    # soft thresholding
+    np.testing.assert_allclose(sro.prox_l1(np.array([3.0, -0.5, -2.0]), 1.0, 0.5), [2.5, 0.0, -1.5])
+    # SCAD with t = 1 is Fan & Li's rule: soft thresholding up to 2 lam,
+    # ((a - 1) z - a lam) / (a - 2) up to a lam, the identity beyond
+    a, lam = 3.7, 1.0
+    z = np.array([0.5, 1.5, 3.0, 5.0])
+    expected = [0.0, 0.5, ((a - 1) * 3.0 - a * lam) / (a - 2), 5.0]
+    np.testing.assert_allclose(sro.prox_scad(z, lam, 1.0, a), expected)
+    # MCP with gamma = 3, t = 1: soft thresholding scaled by 1 / (1 - 1/gamma) up to gamma lam,
+    # the identity beyond
+    np.testing.assert_allclose(sro.prox_mcp(np.array([0.8, -2.0, 4.0]), 1.0, 1.0, 3.0), [0.0, -1.5, 4.0])
+
+
+def test_prox_refuses_steps_that_make_the_scalar_problem_nonconvex():
+    with pytest.raises(ValueError, match="a > 1 \\+ t"):
+        sro.prox_scad(np.ones(3), 1.0, t=3.0, a=3.7)
+    with pytest.raises(ValueError, match="gamma > t"):
+        sro.prox_mcp(np.ones(3), 1.0, t=3.0, gamma=3.0)
+
+
+def test_penalties_are_continuous_at_their_knots():
+    lam, a, gamma = 0.8, sro.SCAD_A, sro.MCP_GAMMA
+    for knot in (lam, a * lam):
+        left, right = sro.scad_penalty(np.array([knot - 1e-9, knot + 1e-9]), lam)
+        assert abs(left - right) < 1e-8
+    left, right = sro.mcp_penalty(np.array([gamma * lam - 1e-9, gamma * lam + 1e-9]), lam)
+    assert abs(left - right) < 1e-8
+
+
+# --- sketches -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("radix", [2, 4, 16])
+def test_fwht_is_the_sylvester_hadamard_matrix(radix):
+    A = np.random.default_rng(0).standard_normal((512, 3))  # 512 = 16^2 * 2: a short last pass
+    np.testing.assert_allclose(sro.fwht(A, radix), scipy.linalg.hadamard(512) @ A, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "count", "srht"])
+def test_sketch_of_a_matrix_is_the_sketch_matrix_times_it(kind):
+    A = np.random.default_rng(1).standard_normal((20, 4))
+    SA = sro.sketch(kind, A, 6, np.random.default_rng(7))
+    S = sro.sketch_matrix(kind, 20, 6, np.random.default_rng(7))
+    assert S.shape == (6, 20)
+    np.testing.assert_allclose(SA, S @ A, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "count", "srht"])
+def test_sketches_are_isotropic_on_average(kind):
+    # Every entry of S^T S has variance at most about 2/m; with 3000 draws the mean of
+    # each of the 144 entries has standard deviation <= sqrt(2/5/3000) = 0.012, so 0.07
+    # is about six standard deviations.
+    rng = np.random.default_rng(2)
+    n, m, draws = 12, 5, 3000
+    mean = sum(S.T @ S for S in (sro.sketch_matrix(kind, n, m, rng) for _ in range(draws))) / draws
+    assert np.abs(mean - np.eye(n)).max() < 0.07
+
+
+def test_count_sketch_has_one_signed_entry_per_column():
+    S = sro.sketch_matrix("count", 50, 7, np.random.default_rng(3))
+    assert np.all((S != 0).sum(axis=0) == 1)
+    assert set(np.unique(S[S != 0])) <= {-1.0, 1.0}
+
+
+def test_srht_with_every_row_kept_is_orthogonal():
+    S = sro.sketch_matrix("srht", 16, 16, np.random.default_rng(4))
+    np.testing.assert_allclose(S.T @ S, np.eye(16), atol=1e-12)
+
+
+def test_a_large_sketch_embeds_a_subspace():
+    U, _ = np.linalg.qr(np.random.default_rng(5).standard_normal((4000, 5)))
+    for kind in sro.SKETCHES:
+        singular = np.linalg.svd(sro.sketch(kind, U, 800, np.random.default_rng(6)), compute_uv=False)
+        assert 0.8 < singular.min() and singular.max() < 1.2, kind
+
+
+def test_unknown_sketch_kind_and_penalty_are_refused_in_one_line():
+    X = np.ones((8, 2))
+    with pytest.raises(ValueError, match="unknown sketch kind 'fourier'; accepted kinds: gaussian, count, srht"):
+        sro.sketch("fourier", X, 4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="unknown penalty 'l0'; accepted penalties: l1, scad, mcp"):
+        sro.full_solution(X, np.ones(8), 0.1, "l0")
+
+
+# --- the solver, SRO and Iterative SRO ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y, beta = sro.make_problem(3000, 60, 4, 25, 0.5, np.random.default_rng(8))
+    return X, y, beta, 0.02
+
+
+def test_make_problem_has_the_asked_rank_and_sparsity(problem):
+    X, y, beta, _ = problem
+    assert np.linalg.matrix_rank(X) == 25
+    assert np.count_nonzero(beta) == 4 and set(np.abs(beta[beta != 0])) == {1.0}
+    full_rank = sro.make_problem(200, 10, 2, 10, 0.1, np.random.default_rng(0)).X
+    assert np.linalg.matrix_rank(full_rank) == 10
+
+
+def test_fista_solution_satisfies_the_lasso_kkt_conditions(problem):
+    X, y, _, lam = problem
+    n = X.shape[0]
+    H, g = X.T @ X / n, X.T @ y / n
+    b = sro.fista(H, g, lam, "l1", tol=1e-12)
+    grad = H @ b - g
+    active = b != 0
+    assert active.any() and not active.all()
+    np.testing.assert_allclose(grad[active], -lam * np.sign(b[active]), atol=1e-7)
+    assert np.all(np.abs(grad[~active]) <= lam + 1e-7)
+
+
+@pytest.mark.parametrize("penalty", ["scad", "mcp"])
+def test_proximal_gradient_stops_at_a_stationary_point(penalty, problem):
+    X, y, _, lam = problem
+    n = X.shape[0]
+    H, g = X.T @ X / n, X.T @ y / n
+    b = sro.fista(H, g, lam, penalty, tol=1e-12)
+    t = 1.0 / sro.largest_eigenvalue(H)
+    np.testing.assert_allclose(sro.PENALTIES[penalty].prox(b - t * (H @ b - g), lam, t), b, atol=1e-9)
+    # ... and a better one than SRO's starting point b = 0 and the Lasso's solution
+    lasso = sro.fista(H, g, lam, "l1", tol=1e-12)
+    for other in (np.zeros_like(b), lasso):
+        assert objective(H, g, lam, penalty, b) < objective(H, g, lam, penalty, other)
+
+
+def test_full_solution_is_scikit_learns_lasso(problem):
+    X, y, _, lam = problem
+    reference = Lasso(alpha=lam, fit_intercept=False, tol=1e-12, max_iter=100_000).fit(X, y).coef_
+    np.testing.assert_allclose(sro.full_solution(X, y, lam, "l1", tol=1e-12), reference, atol=1e-7)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "count", "srht"])
+def test_iterative_sro_converges_to_scikit_learns_lasso(kind, problem):
+    X, y, _, lam = problem
+    reference = Lasso(alpha=lam, fit_intercept=False, tol=1e-12, max_iter=100_000).fit(X, y).coef_
+    PX = sro.sketch(kind, X, 500, np.random.default_rng(9))
+    iterates = sro.iterative_sro(X, y, lam, "l1", PX, 15)
+    errors = np.linalg.norm(iterates[1:] - reference, axis=1) / np.linalg.norm(reference)
+    assert errors[-1] < 1e-6
+    assert errors[-1] < 1e-3 * errors[0]  # the error contracts by orders of magnitude
+
+
+def test_first_iterate_is_sro_and_ihs_also_converges(problem):
+    X, y, _, lam = problem
+    PX = sro.sketch("count", X, 500, np.random.default_rng(10))
+    iterates = sro.iterative_sro(X, y, lam, "l1", PX, 3)
+    np.testing.assert_allclose(iterates[0], 0.0)
+    np.testing.assert_allclose(iterates[1], sro.sro(X, y, lam, "l1", PX), atol=1e-9)
+    ihs = sro.ihs(X, y, lam, "l1", "count", 500, 15, np.random.default_rng(10))
+    full = sro.full_solution(X, y, lam, "l1", tol=1e-12)
+    assert np.linalg.norm(ihs[-1] - full) < 1e-6 * np.linalg.norm(full)
+
+
+@pytest.mark.parametrize("penalty", ["scad", "mcp"])
+def test_iterative_sro_reaches_the_full_nonconvex_solution(penalty, problem):
+    X, y, _, lam = problem
+    PX = sro.sketch("count", X, 500, np.random.default_rng(11))
+    iterates = sro.iterative_sro(X, y, lam, penalty, PX, 15)
+    full = sro.full_solution(X, y, lam, penalty, tol=1e-12)
+    assert np.linalg.norm(iterates[-1] - full) < 1e-6 * np.linalg.norm(full)
+
+
+def test_parameters_schema_is_consistent():
+    assert {"seed", "device"} <= set(sro.PARAMETERS)
+    assert set(sro.SMOKE) <= set(sro.PARAMETERS)
+    for name, value in sro.SMOKE.items():
+        sro.PARAMETERS[name].check(name, value)
