@@ -310,9 +310,14 @@ def full_solution(
 
     Forming X^T X costs O(n d^2): the term sketching avoids. For penalty "l1"
     this is scikit-learn's ``Lasso(alpha=lam, fit_intercept=False)`` objective.
+    SCAD and MCP objectives have many stationary points; as is usual for these
+    penalties (Fan, Xue & Zou, 2014), their solver starts from the Lasso
+    solution rather than from zero.
     """
     n = X.shape[0]
-    return fista(X.T @ X / n, X.T @ y / n, lam, penalty, tol=tol)
+    H, g = X.T @ X / n, X.T @ y / n
+    b0 = None if penalty == "l1" else fista(H, g, lam, "l1", tol=tol)
+    return fista(H, g, lam, penalty, b0, tol=tol)
 
 
 def sro(
