@@ -414,11 +414,11 @@ core.claim(
 # dimension is its rank. We draw one sketch of each kind at sizes from $3m/4$ to $2m$
 # and run Iterative SRO for $T$ steps: with $\ell_1$ on every sketch, and with SCAD and
 # MCP (dashed) on the CountSketch. Move the slider through the sketch sizes; the
-# figure after it collects the errors after $T$ steps. Each size is one draw, and the
-# error after $T$ steps varies from draw to draw, so the bound, fixed beforehand,
-# compares the ends of the range in the convex case the theory covers: with $\ell_1$,
-# the error after $T$ steps at $2m$ is below the error at $3m/4$ for every sketch (or
-# both are at the $10^{-8}$ floor).
+# figure after it collects the errors after $T$ steps. The bound, fixed beforehand, for
+# the convex case the theory covers: with $\ell_1$, the error after $T$ steps does not
+# grow with $m$ for any sketch (errors at the $10^{-8}$ floor count as equal). Each size
+# is one draw, and a single draw's error varies from draw to draw, so at our scale this
+# can fail; the claim then says where.
 
 # %%
 m_grid = [3 * p.m // 4, p.m, 3 * p.m // 2, 2 * p.m]
@@ -459,16 +459,19 @@ fig.update_layout(title=f"Error after {p.n_iter} steps against the sketch size",
                   yaxis_type="log", yaxis_exponentformat="power")
 fig.show()
 
-ends = {kind: [max(grid_errors["l1", kind, m_k][-1], FLOOR) for m_k in (m_grid[0], m_grid[-1])]
-        for kind in KINDS}
+floored = {kind: np.maximum([grid_errors["l1", kind, m_k][-1] for m_k in m_grid], FLOOR)
+           for kind in KINDS}
+rising = [kind for kind, errs in floored.items() if np.any(np.diff(errs) > 0)]
 core.claim(
     "sketch-size",
-    f"With l1, the error after T steps is smaller with a sketch of {m_grid[-1]} rows than of {m_grid[0]}",
+    "With l1, the error after T steps does not grow as the sketch size m grows",
     paper="the error bounds tighten as the sketch embeds X's column space more accurately, "
           "which a larger m does",
     measured="; ".join(f"{kind}: " + ", ".join(f"{grid_errors['l1', kind, m_k][-1]:.0e}" for m_k in m_grid)
                        for kind in KINDS) + f" at m = {', '.join(map(str, m_grid))}",
-    holds=all(large < small or large == small == FLOOR for small, large in ends.values()),
+    holds=not rising,
+    gap=f"the error grew with m somewhere along the grid for {', '.join(rising)}: each size "
+        "is a single sketch draw, and one draw's error varies between draws" if rising else None,
 );
 
 # %% [markdown]

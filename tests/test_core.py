@@ -120,7 +120,8 @@ def test_cached_refuses_values_a_safe_load_could_not_read(cache):
     assert not list(cache.iterdir())
 
 
-def test_train_reduces_the_loss():
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
+def test_train_reduces_the_loss(optimizer):
     core.seed_everything(0)
     x = torch.randn(256, 3)
     y = x @ torch.tensor([1.0, -2.0, 0.5])
@@ -132,9 +133,15 @@ def test_train_reduces_the_loss():
     def loss(m, batch):
         return torch.nn.functional.mse_loss(m(batch[0]).squeeze(-1), batch[1])
 
-    history = core.train(model, batches, loss, epochs=60, lr=0.05, progress=False)
+    history = core.train(model, batches, loss, epochs=60, lr=0.05, optimizer=optimizer,
+                         progress=False)
     assert len(history) == 60 and history[-1] < 0.01 * history[0]
     assert not model.training
+
+
+def test_train_names_the_accepted_optimizers():
+    with pytest.raises(ValueError, match="unknown optimizer 'adam'; accepted: adamw, sgd"):
+        core.train(torch.nn.Linear(1, 1), list, None, epochs=1, lr=0.1, optimizer="adam")
 
 
 def test_figure_html_is_offline():

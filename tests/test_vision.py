@@ -115,3 +115,14 @@ def test_a_fresh_training_run_equals_the_cached_one(tmp_path, monkeypatch):
     monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / "other"))
     fresh = vision.train(data, model, config, progress=False)
     assert torch.equal(vision.logits(cached.model, data.val.x), vision.logits(fresh.model, data.val.x))
+
+
+def test_sgd_trains_too_and_bad_optimizers_are_refused(tmp_path):
+    data = vision.load("digits")
+    model = vision.ModelConfig.for_data("mlp", data, width=32)
+    trained = vision.train(data, model, vision.TrainConfig(epochs=8, lr=0.05, optimizer="sgd"),
+                           progress=False)
+    accuracy = (vision.logits(trained.model, data.test.x).argmax(-1) == data.test.y).float().mean()
+    assert trained.losses[-1] < trained.losses[0] / 3 and accuracy > 0.85
+    with pytest.raises(ValueError, match="optimizer must be 'adamw' or 'sgd', got 'adam'"):
+        vision.TrainConfig(optimizer="adam")

@@ -259,17 +259,23 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
 
 def train(model: torch.nn.Module, batches: Callable[[], Iterable[Any]],
           loss_fn: Callable[[torch.nn.Module, Any], torch.Tensor], *, epochs: int,
-          lr: float, weight_decay: float = 0.0, desc: str = "training",
-          progress: bool = True) -> list[float]:
-    """Minimise ``loss_fn(model, batch)`` with AdamW over ``epochs`` passes of ``batches()``.
+          lr: float, weight_decay: float = 0.0, optimizer: str = "adamw",
+          desc: str = "training", progress: bool = True) -> list[float]:
+    """Minimise ``loss_fn(model, batch)`` over ``epochs`` passes of ``batches()``.
 
-    ``batches`` is called once per epoch (so it can reshuffle). Returns the mean loss
-    of each epoch. Batches must already be on the model's device.
+    ``optimizer`` is ``"adamw"`` (decoupled weight decay) or ``"sgd"`` (momentum 0.9,
+    L2 weight decay). ``batches`` is called once per epoch (so it can reshuffle).
+    Returns the mean loss of each epoch. Batches must already be on the model's device.
     """
     import torch
     from tqdm.auto import tqdm
 
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    optimisers = {"adamw": lambda ps: torch.optim.AdamW(ps, lr=lr, weight_decay=weight_decay),
+                  "sgd": lambda ps: torch.optim.SGD(ps, lr=lr, momentum=0.9,
+                                                    weight_decay=weight_decay)}
+    if optimizer not in optimisers:
+        raise ValueError(f"unknown optimizer {optimizer!r}; accepted: {', '.join(optimisers)}")
+    optimiser = optimisers[optimizer](model.parameters())
     history: list[float] = []
     model.train()
     bar = tqdm(range(epochs), desc=desc, disable=not progress)

@@ -15,7 +15,7 @@ subsets, sensitivity, probing, mode connectivity). This module is what they shar
   ``backbone`` (features) and a linear ``head`` (logits).
 * :class:`TrainConfig` and :func:`train` -- cross-entropy training with optional
   label smoothing and a step learning-rate schedule, through
-  :func:`iclr25.core.train` (Adam) and cached by configuration through
+  :func:`iclr25.core.train` (Adam or SGD) and cached by configuration through
   :func:`iclr25.core.cached`.
 
 The layers come from torch (``nn.TransformerEncoder`` for the transformer), the
@@ -344,7 +344,8 @@ def build(config: ModelConfig) -> Classifier:
 @dataclass(frozen=True)
 class TrainConfig:
     """Minibatch training of cross-entropy against labels smoothed by ``label_smoothing``
-    (alpha: targets (1 - alpha) y + alpha / K) with Adam (decoupled ``weight_decay``).
+    (alpha: targets (1 - alpha) y + alpha / K) with ``optimizer``: ``"adamw"`` (Adam,
+    decoupled ``weight_decay``) or ``"sgd"`` (momentum 0.9), as :func:`iclr25.core.train`.
 
     The schedule is a step: ``lr`` for the first ``epochs - anneal_epochs`` epochs,
     ``lr / 10`` for the last ``anneal_epochs`` (which settles the last iterate). ``seed``
@@ -362,8 +363,11 @@ class TrainConfig:
     anneal_epochs: int = 0
     seed: int = 0
     threads: int = 1
+    optimizer: str = "adamw"
 
     def __post_init__(self) -> None:
+        if self.optimizer not in ("adamw", "sgd"):
+            raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {self.optimizer!r}")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
         if not 0 <= self.anneal_epochs < self.epochs:
@@ -393,8 +397,8 @@ def train(data: ImageData, model: ModelConfig, config: TrainConfig, *,
 
     The loss is ``F.cross_entropy(logits, y, label_smoothing=alpha)``, torch's label
     smoothing: cross-entropy against (1 - alpha) one_hot(y) + alpha / K. Training goes
-    through :func:`iclr25.core.train` (AdamW; one call per step of the schedule, so
-    Adam's moment estimates restart when the rate drops); the state dict and losses
+    through :func:`iclr25.core.train` (one call per step of the schedule, so the
+    optimiser's moment estimates restart when the rate drops); the state dict and losses
     through :func:`iclr25.core.cached`, keyed by the dataset's spec and a hash of its
     training split, the model config and the training config.
     """
@@ -427,7 +431,8 @@ def train(data: ImageData, model: ModelConfig, config: TrainConfig, *,
             for lr, epochs in steps:  # each core.train call starts a fresh Adam
                 if epochs:
                     losses += core.train(net, batches, loss_fn, epochs=epochs, lr=lr,
-                                         weight_decay=config.weight_decay, desc=desc,
+                                         weight_decay=config.weight_decay,
+                                         optimizer=config.optimizer, desc=desc,
                                          progress=progress)
         finally:
             torch.set_num_threads(threads)
