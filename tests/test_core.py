@@ -190,3 +190,48 @@ def test_claim_needs_a_chapter(monkeypatch):
     monkeypatch.setitem(core._CURRENT, "slug", None)
     with pytest.raises(RuntimeError, match="before chapter"):
         core.claim("x", "y", paper="p", measured="m", holds=True)
+
+
+def test_cached_dir_builds_once_checks_every_file_and_rebuilds_damage(cache):
+    calls = []
+
+    def build(folder):
+        calls.append(1)
+        (folder / "weights.bin").write_bytes(bytes(range(256)) * 4)
+        (folder / "sub").mkdir()
+        (folder / "sub" / "config.json").write_text('{"layers": 2}')
+
+    first = core.cached_dir("model", {"width": 4}, build)
+    assert core.cached_dir("model", {"width": 4}, build) == first and len(calls) == 1
+    assert (first / "sub" / "config.json").read_text() == '{"layers": 2}'
+    assert first.parent == cache and not list(cache.glob("*.tmp"))
+    assert core.cached_dir("model", {"width": 5}, build) != first and len(calls) == 2
+    blob = bytearray((first / "weights.bin").read_bytes())
+    blob[100] ^= 0xFF
+    (first / "weights.bin").write_bytes(bytes(blob))
+    with pytest.warns(UserWarning, match="corrupt or stale"):
+        again = core.cached_dir("model", {"width": 4}, build)
+    assert again == first and len(calls) == 3
+    assert (again / "weights.bin").read_bytes() == bytes(range(256)) * 4
+
+
+def test_cached_dir_keeps_nothing_when_the_build_fails(cache):
+    def build(folder):
+        (folder / "half.bin").write_bytes(b"x")
+        raise RuntimeError("build broke")
+
+    with pytest.raises(RuntimeError, match="build broke"):
+        core.cached_dir("model", {"width": 4}, build)
+    assert not list(cache.iterdir())
+
+
+def test_threads_sets_and_restores_torch_threads():
+    import torch
+
+    before = torch.get_num_threads()
+    with core.threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="inside"), core.threads(1):
+        raise RuntimeError("inside")
+    assert torch.get_num_threads() == before

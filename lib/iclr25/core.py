@@ -7,7 +7,8 @@ renderer. The rest of this module is what chapters share:
 
 * :class:`Param` and :func:`validate` -- the parameter schema and its one-line errors;
 * :func:`seed_everything`, :func:`get_device` -- determinism and device choice;
-* :func:`cached` -- trained artefacts keyed by a hash of their configuration;
+* :func:`cached`, :func:`cached_dir` -- trained artefacts (a value, or a folder of files)
+  keyed by a hash of their configuration;
 * :func:`train` -- a small training loop with a tqdm progress bar;
 * :func:`explore` -- a live ipywidgets control and its static plotly-slider twin;
 * :func:`claim`, :func:`claims_table`, :func:`read_claims` -- the claims a chapter
@@ -20,6 +21,7 @@ CDN, and no library records paper-versus-measured claims.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import io
@@ -30,7 +32,7 @@ import random
 import tempfile
 import types
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,6 +157,24 @@ def seed_everything(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+@contextlib.contextmanager
+def threads(n: int) -> Iterator[None]:
+    """Let torch use ``n`` CPU threads inside the block, then restore the count.
+
+    Training a small model on one thread is as fast as on several, does not collapse
+    when other processes share the cores, and gives weights that do not depend on the
+    machine's core count (threads sum in a different order).
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def get_device(device: str = "auto") -> torch.device:
     """``"auto"`` is CUDA when present, else the CPU; ``"cpu"``/``"cuda"`` as asked."""
     import torch
@@ -250,6 +270,55 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
         os.fsync(f.fileno())
     os.replace(tmp, path)
     return value
+
+
+def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], None]) -> Path:
+    """The directory of files ``build(folder)`` writes for ``config``, built once and kept.
+
+    For artefacts that a library saves as files (a model's ``save_pretrained``), where
+    :func:`cached`'s single ``torch.save`` does not fit. ``build`` fills a fresh temporary
+    folder; a ``MANIFEST.json`` recording ``config`` and the SHA-256 of every file is
+    written last, and the folder is renamed into place (atomic). A directory whose
+    manifest, config or any file's digest does not match is rebuilt, never trusted.
+    """
+    import shutil
+
+    path = cache_path(name, config).with_suffix("")
+    config = json.loads(json.dumps(config))  # as it reads back
+
+    def digests(folder: Path) -> dict[str, str]:
+        found = {}
+        for f in sorted(folder.rglob("*")):
+            if f.is_file() and f.name != "MANIFEST.json":
+                with f.open("rb") as handle:
+                    found[str(f.relative_to(folder))] = hashlib.file_digest(handle, "sha256").hexdigest()
+        return found
+
+    def intact(folder: Path) -> bool:
+        try:
+            manifest = json.loads((folder / "MANIFEST.json").read_text())
+        except (OSError, ValueError):
+            return False
+        return manifest.get("config") == config and manifest.get("files") == digests(folder)
+
+    if path.is_dir():
+        if intact(path):
+            return path
+        warnings.warn(f"cache directory {path} is corrupt or stale; rebuilding it", stacklevel=2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name, suffix=".tmp"))
+    try:
+        build(tmp)
+        (tmp / "MANIFEST.json").write_text(json.dumps({"config": config, "files": digests(tmp)}))
+        if path.is_dir():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except OSError:
+        if not intact(path):  # another process may have put an intact copy in place first
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
 
 
 # ---------------------------------------------------------------------------------

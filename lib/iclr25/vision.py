@@ -350,9 +350,7 @@ class TrainConfig:
     The schedule is a step: ``lr`` for the first ``epochs - anneal_epochs`` epochs,
     ``lr / 10`` for the last ``anneal_epochs`` (which settles the last iterate). ``seed``
     fixes the initialisation and the batch order. ``threads`` is the number of CPU
-    threads torch may use while training: one is as fast for models this small, does
-    not collapse when other processes share the cores, and makes the trained weights
-    independent of the machine's core count (threads sum in a different order).
+    threads torch may use while training (:func:`iclr25.core.threads`).
     """
 
     epochs: int = 20
@@ -425,17 +423,13 @@ def train(data: ImageData, model: ModelConfig, config: TrainConfig, *,
         desc = f"{model.arch} on {data.name}, alpha={config.label_smoothing:g}, seed {config.seed}"
         losses: list[float] = []
         steps = [(config.lr, config.epochs - config.anneal_epochs), (config.lr / 10, config.anneal_epochs)]
-        threads = torch.get_num_threads()
-        torch.set_num_threads(config.threads)
-        try:
+        with core.threads(config.threads):
             for lr, epochs in steps:  # each core.train call starts a fresh Adam
                 if epochs:
                     losses += core.train(net, batches, loss_fn, epochs=epochs, lr=lr,
                                          weight_decay=config.weight_decay,
                                          optimizer=config.optimizer, desc=desc,
                                          progress=progress)
-        finally:
-            torch.set_num_threads(threads)
         return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "losses": losses}
 
     stored = core.cached("vision-classifier", key, fit)
