@@ -1,0 +1,543 @@
+"""Transformers for psi-class intersection numbers: DRA, conformal prediction, probing.
+
+Hashemi, Corominas & Giacchetto, "Can Transformers Do Enumerative Geometry?"
+(ICLR 2025). The psi-class intersection numbers of the moduli space of stable
+curves of genus g with n marked points,
+
+    <tau_d1 ... tau_dn>_g = int_{M_{g,n}} psi_1^d1 ... psi_n^dn,
+
+are positive rationals, nonzero only when sum_i d_i = 3g - 3 + n = dim M_{g,n}.
+They span dozens of orders of magnitude, so the paper regresses log values with a
+transformer whose activation, the Dynamic Range Activator (DRA), is built for
+recursive, heteroscedastic targets; it calibrates the errors with split conformal
+prediction over a sliding window of neighbouring n, and probes the network for the
+large-genus asymptotic of Aggarwal (2021).
+
+Contents, in reading order:
+
+* exact numbers: the Dijkgraaf-Verlinde-Verlinde (DVV) recursion, i.e. the
+  Virasoro constraints L_k, k >= -1, in Python Fractions, memoised; the data set;
+* Aggarwal's asymptotic and its log-terms;
+* activations: DRA as the authors' ``torch-dra`` package writes it, Snake, and the
+  ReLU / GELU baselines;
+* the transformer over partition tokens, its training (L1 loss, Adam) and R^2;
+* split conformal prediction with a sliding window over n (crepes' conformal
+  regressor computes every quantile);
+* the linear probe (scikit-learn's ridge regression).
+
+Written by hand, and why: no library computes intersection numbers in exact
+arithmetic (SageMath's admcycles does, but is not a pip-installable pure-Python
+package); ``torch-dra`` is not on the package index this project installs from,
+so DRA is re-implemented from its formula; crepes fits one calibration set at a
+time, so the sliding window (which sets overlap, unlike its Mondrian bins) is a
+loop around it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from fractions import Fraction
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from crepes import ConformalRegressor
+from sklearn.linear_model import RidgeCV
+from sklearn.metrics import r2_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from torch import nn
+
+from iclr25.core import Param
+
+# ---------------------------------------------------------------------------------
+# Exact numbers: the DVV recursion (Virasoro constraints)
+# ---------------------------------------------------------------------------------
+
+
+def double_factorial(m: int) -> int:
+    """m!! = m (m - 2) (m - 4) ... down to 1 or 2; (-1)!! = 0!! = 1."""
+    if m < -1:
+        raise ValueError(f"double_factorial needs m >= -1, got {m}")
+    return math.prod(range(m, 0, -2))
+
+
+def _key(ds: Sequence[int]) -> tuple[int, ...]:
+    """Intersection numbers are symmetric in the d_i: a multiset, kept sorted."""
+    return tuple(sorted(ds))
+
+
+def is_stable(g: int, n: int) -> bool:
+    """The moduli space M_{g,n} of stable curves exists: g, n >= 0 and 2g - 2 + n > 0."""
+    return g >= 0 and n >= 0 and 2 * g - 2 + n > 0
+
+
+def dvv(g: int, ds: Sequence[int], i: int) -> Fraction:
+    """The Virasoro constraint L_k that removes tau_{d_i}, k = d_i - 1 >= -1:
+
+        (2k+3)!! <tau_{k+1} tau_D>_g
+            = sum_j (2k+2d_j+1)!!/(2d_j-1)!! <tau_{d_j+k} tau_{D minus j}>_g
+            + 1/2 sum_{r+s=k-1} (2r+1)!! (2s+1)!! [ <tau_r tau_s tau_D>_{g-1}
+                + sum_{g1+g2=g, I u J = D} <tau_r tau_I>_{g1} <tau_s tau_J>_{g2} ],
+
+    with D the other points. k = -1 is the string equation, k = 0 the dilaton
+    equation. Away from the two initial values, every choice of i gives the same
+    number: that the constraints agree is a test of the implementation. Sub-terms
+    come from the memoised recursion.
+    """
+    ds = tuple(ds)
+    if not 0 <= i < len(ds):
+        raise ValueError(f"dvv removes one of the {len(ds)} points, got index {i}")
+    k, rest = ds[i] - 1, ds[:i] + ds[i + 1:]
+    total = Fraction(0)
+    for j, dj in enumerate(rest):  # the marked point j absorbs the removed one
+        if dj + k >= 0:
+            total += Fraction(double_factorial(2 * k + 2 * dj + 1), double_factorial(2 * dj - 1)) * \
+                _correlator(g, _key(rest[:j] + (dj + k,) + rest[j + 1:]))
+    m = len(rest)
+    for r in range(k):  # r + s = k - 1: the curve degenerates at a node
+        s = k - 1 - r
+        weight = Fraction(double_factorial(2 * r + 1) * double_factorial(2 * s + 1), 2)
+        total += weight * _correlator(g - 1, _key((r, s) + rest))  # non-separating node
+        for mask in range(1 << m):  # separating node: split the other points into I, J
+            I = tuple(rest[b] for b in range(m) if mask >> b & 1)
+            J = tuple(rest[b] for b in range(m) if not mask >> b & 1)
+            g1, remainder = divmod(sum(I) + r + 2 - len(I), 3)  # dimension fixes g1
+            if remainder == 0 and 0 <= g1 <= g:
+                left = _correlator(g1, _key((r,) + I))
+                if left:
+                    total += weight * left * _correlator(g - g1, _key((s,) + J))
+    return total / double_factorial(2 * k + 3)
+
+
+@lru_cache(maxsize=None)
+def _correlator(g: int, ds: tuple[int, ...]) -> Fraction:
+    n = len(ds)
+    if not is_stable(g, n) or sum(ds) != 3 * g - 3 + n:
+        return Fraction(0)
+    if (g, ds) == (0, (0, 0, 0)):
+        return Fraction(1)
+    if (g, ds) == (1, (1,)):
+        return Fraction(1, 24)
+    return dvv(g, ds, 0)  # remove the smallest d: the cheapest constraint
+
+
+def correlator(g: int, ds: Sequence[int]) -> Fraction:
+    """<tau_d1 ... tau_dn>_g exactly, by the DVV recursion from <tau_0^3>_0 = 1 and
+    <tau_1>_1 = 1/24 (memoised). Zero unless 2g - 2 + n > 0 and sum d_i = 3g - 3 + n."""
+    if not (isinstance(g, int) and g >= 0 and all(isinstance(d, int) and d >= 0 for d in ds)):
+        raise ValueError(f"intersection numbers need a genus g >= 0 and integers d_i >= 0, "
+                         f"got g={g!r}, d={tuple(ds)!r}")
+    return _correlator(g, _key(ds))
+
+
+def partitions(total: int, n: int, largest: int | None = None) -> Iterator[tuple[int, ...]]:
+    """Every multiset of n integers >= 0 summing to ``total``, largest first."""
+    largest = total if largest is None else largest
+    if n == 0:
+        if total == 0:
+            yield ()
+        return
+    for v in range(min(total, largest), -1, -1):
+        if v * n < total:
+            break
+        for rest in partitions(total - v, n - 1, v):
+            yield (v,) + rest
+
+
+def generate(g_max: int, n_max: int) -> dict[str, list]:
+    """Every nonzero <tau_d1 ... tau_dn>_g with g <= g_max, 1 <= n <= n_max.
+
+    Returns plain lists (for :func:`iclr25.core.cached`): ``g``, ``n``, ``d`` (each
+    partition, largest first), ``exact`` ("p/q" strings) and ``log_value``
+    (natural log). Every number is a positive rational.
+    """
+    if g_max < 0 or n_max < 1:
+        raise ValueError(f"generate needs g_max >= 0 and n_max >= 1, got {g_max}, {n_max}")
+    rows: dict[str, list] = {"g": [], "n": [], "d": [], "exact": [], "log_value": []}
+    for g in range(g_max + 1):
+        for n in range(1, n_max + 1):
+            if not is_stable(g, n):
+                continue
+            for ds in partitions(3 * g - 3 + n, n):
+                value = correlator(g, ds)
+                rows["g"].append(g)
+                rows["n"].append(n)
+                rows["d"].append(list(ds))
+                rows["exact"].append(str(value))
+                rows["log_value"].append(math.log(value.numerator) - math.log(value.denominator))
+    return rows
+
+
+class Dataset(NamedTuple):
+    """The intersection numbers as arrays: genus, number of points, the partition
+    padded with -1 to ``n_max`` columns (largest first) and the natural log value."""
+
+    g: np.ndarray
+    n: np.ndarray
+    d: np.ndarray
+    log_value: np.ndarray
+
+    @classmethod
+    def from_rows(cls, rows: dict[str, list], n_max: int) -> "Dataset":
+        d = np.full((len(rows["d"]), n_max), -1, dtype=np.int64)
+        for row, ds in enumerate(rows["d"]):
+            d[row, :len(ds)] = ds
+        return cls(np.array(rows["g"]), np.array(rows["n"]), d, np.array(rows["log_value"]))
+
+    def __len__(self) -> int:
+        return len(self.g)
+
+    def subset(self, index: np.ndarray) -> "Dataset":
+        return Dataset(*(a[index] for a in self))
+
+
+# ---------------------------------------------------------------------------------
+# Aggarwal's large-genus asymptotic
+# ---------------------------------------------------------------------------------
+
+ASYMPTOTIC_TERMS = ("log (6g-5+2n)!!", "-log(24^g g!)", "-sum log (2d_i+1)!!")
+
+
+def log_double_factorial(m: np.ndarray) -> np.ndarray:
+    """log m!! for odd m >= -1: log (2k-1)!! = log (2k)! - k log 2 - log k!, k = (m+1)/2."""
+    k = (np.asarray(m, dtype=np.float64) + 1) / 2
+    return np.vectorize(math.lgamma)(2 * k + 1) - k * math.log(2) - np.vectorize(math.lgamma)(k + 1)
+
+
+def asymptotic_terms(data: Dataset) -> np.ndarray:
+    """The three log-terms of Aggarwal's asymptotic, one column each (ASYMPTOTIC_TERMS):
+
+        <tau_d1 ... tau_dn>_g ~ (6g-5+2n)!! / (24^g g! prod_i (2d_i+1)!!)   as g -> infinity,
+
+    uniformly in d for n = o(sqrt g). Their sum is the log of the asymptotic.
+    """
+    g, n = data.g.astype(np.float64), data.n.astype(np.float64)
+    top = log_double_factorial(6 * g - 5 + 2 * n)
+    genus = -(g * math.log(24) + np.vectorize(math.lgamma)(g + 1))
+    marked = np.where(data.d >= 0, log_double_factorial(2 * np.maximum(data.d, 0) + 1), 0.0).sum(axis=1)
+    return np.stack([top, genus, -marked], axis=1)
+
+
+# ---------------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------------
+
+
+def sin2_over(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """sin^2(a x) / a, written as x sin(a x) sinc(a x / pi) so that it never divides.
+
+    torch.sinc(z) = sin(pi z) / (pi z) with sinc(0) = 1, so the product equals
+    sin^2(a x) / a for a != 0 and tends to its limit 0 (like a x^2) as a -> 0,
+    with finite gradients everywhere: the guard against a near-zero a.
+    """
+    ax = a * x
+    return x * torch.sin(ax) * torch.sinc(ax / math.pi)
+
+
+class DRA(nn.Module):
+    """The Dynamic Range Activator, as the authors' ``torch-dra`` package writes it:
+
+        DRA(x) = x + b sin^2(a x) / a + c cos(a x) + d tanh(b x),
+
+    with scalar learnable a, b, c, d drawn from N(0, 1) (the package's initialisation).
+    The identity carries large values through, the periodic terms model recursion
+    and the tanh a bounded nonlinearity around zero.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.c, self.d = (nn.Parameter(torch.randn(1)) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x + self.b * sin2_over(self.a, x) + self.c * torch.cos(self.a * x)
+                + self.d * torch.tanh(self.b * x))
+
+
+class Snake(nn.Module):
+    """Snake (Ziyin, Hartwig & Ueda, 2020): x + sin^2(a x) / a, a learnable (from 1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Parameter(torch.ones(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + sin2_over(self.a, x)
+
+
+ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
+    "dra": DRA, "relu": nn.ReLU, "gelu": nn.GELU, "snake": Snake}
+
+
+def activation(name: str) -> nn.Module:
+    """A fresh activation module called ``name``."""
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; accepted: {', '.join(ACTIVATIONS)}")
+    return ACTIVATIONS[name]()
+
+
+# ---------------------------------------------------------------------------------
+# The transformer over partition tokens
+# ---------------------------------------------------------------------------------
+
+
+class Batch(NamedTuple):
+    """Model inputs: (g, n) per row, the partition as floats and its padding mask."""
+
+    gn: torch.Tensor  # (B, 2)
+    d: torch.Tensor  # (B, L, 1)
+    pad: torch.Tensor  # (B, L), True where padded
+
+
+def as_batch(data: Dataset, device: torch.device | str = "cpu") -> Batch:
+    """The tensors the model reads, for a whole data set."""
+    gn = torch.tensor(np.stack([data.g, data.n], axis=1), dtype=torch.float32, device=device)
+    d = torch.tensor(data.d, dtype=torch.float32, device=device)
+    return Batch(gn, d.clamp(min=0).unsqueeze(-1), d < 0)
+
+
+class IntersectionTransformer(nn.Module):
+    """A small transformer regressing log <tau_d1 ... tau_dn>_g.
+
+    Each marked point is a token embedded from its d_i (a continuous embedding, so
+    that the larger d of unseen genera still have one), plus an embedding of (g, n)
+    added to every token, the paper's "+" modulation. Pre-norm encoder layers use
+    ``act`` in their feed-forward blocks; a masked mean pools the tokens, and an MLP
+    with ``act`` reads the pooled vector concatenated with the (g, n) embedding (the
+    representation that :meth:`represent` returns and the probe reads). Inputs are
+    divided by the training maxima and the output is de-standardised, both by
+    buffers set in :meth:`set_scales`.
+    """
+
+    def __init__(self, act: str, width: int = 32, heads: int = 4, layers: int = 2) -> None:
+        super().__init__()
+        if width % heads:
+            raise ValueError(f"width must be a multiple of heads={heads}, got width={width}")
+
+        def mlp(n_in: int, n_out: int) -> nn.Sequential:
+            return nn.Sequential(nn.Linear(n_in, width), activation(act), nn.Linear(width, n_out))
+
+        self.embed_gn, self.embed_d = mlp(2, width), mlp(1, width)
+        layer = nn.TransformerEncoderLayer(width, heads, 2 * width, dropout=0.0, activation=activation(act),
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = mlp(2 * width, 1)
+        for name in ("gn_scale", "d_scale", "y_mean", "y_std"):
+            self.register_buffer(name, torch.ones(()))
+
+    def set_scales(self, batch: Batch, y: torch.Tensor) -> None:
+        """Input scales and target standardisation, from the training set."""
+        self.gn_scale.copy_(batch.gn.max())
+        self.d_scale.copy_(batch.d.max())
+        self.y_mean.copy_(y.mean())
+        self.y_std.copy_(y.std())
+
+    def represent(self, batch: Batch) -> torch.Tensor:
+        """The pooled representation [mean over tokens, (g, n) embedding], (B, 2 width)."""
+        cond = self.embed_gn(batch.gn / self.gn_scale)
+        tokens = self.embed_d(batch.d / self.d_scale) + cond.unsqueeze(1)
+        out = self.encoder(tokens, src_key_padding_mask=batch.pad)
+        keep = (~batch.pad).unsqueeze(-1).float()
+        pooled = (out * keep).sum(1) / keep.sum(1)
+        return torch.cat([pooled, cond], dim=1)
+
+    def standardised(self, batch: Batch) -> torch.Tensor:
+        """The prediction in standardised units (what the loss compares), (B,)."""
+        return self.head(self.represent(batch)).squeeze(-1)
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        """Predicted natural log of the intersection number, (B,)."""
+        return self.standardised(batch) * self.y_std + self.y_mean
+
+
+def take(batch: Batch, index: torch.Tensor) -> Batch:
+    """The rows ``index`` of a batch."""
+    return Batch(*(t[index] for t in batch))
+
+
+def l1_loss(model: IntersectionTransformer, batch: tuple[Batch, torch.Tensor]) -> torch.Tensor:
+    """The paper's L1 loss, on standardised log values."""
+    inputs, y = batch
+    return (model.standardised(inputs) - (y - model.y_mean) / model.y_std).abs().mean()
+
+
+def fit(act: str, data: Dataset, *, width: int, layers: int, epochs: int, batch_size: int,
+        lr: float, seed: int, device: torch.device | str = "cpu",
+        progress: bool = False) -> tuple[IntersectionTransformer, list[float]]:
+    """Train an :class:`IntersectionTransformer` with activation ``act`` on ``data``.
+
+    Adam (decoupled weight decay 1e-5, as the paper's runs) on the L1 loss, minibatches
+    reshuffled every epoch; the seed fixes the initialisation and the batch order, so
+    every activation sees the same batches. Returns the model and the loss per epoch.
+    """
+    from iclr25.core import threads, train
+
+    torch.manual_seed(seed)
+    model = IntersectionTransformer(act, width=width, layers=layers).to(device)
+    inputs = as_batch(data, device)
+    y = torch.tensor(data.log_value, dtype=torch.float32, device=device)
+    model.set_scales(inputs, y)
+    order = torch.Generator().manual_seed(seed)
+
+    def batches() -> Iterator[tuple[Batch, torch.Tensor]]:
+        perm = torch.randperm(len(y), generator=order).to(device)
+        for start in range(0, len(y), batch_size):
+            rows = perm[start:start + batch_size]
+            yield take(inputs, rows), y[rows]
+
+    with threads(1):  # as fast for a model this small, and steady on shared cores
+        history = train(model, batches, l1_loss, epochs=epochs, lr=lr, weight_decay=1e-5,
+                        desc=f"training ({act})", progress=progress)
+    return model, history
+
+
+@torch.no_grad()
+def predict(model: nn.Module, data: Dataset, device: torch.device | str = "cpu",
+            chunk: int = 4096) -> np.ndarray:
+    """Predicted natural log values for a data set."""
+    model.eval()
+    batch = as_batch(data, device)
+    return torch.cat([model(take(batch, torch.arange(i, min(i + chunk, len(data)), device=device)))
+                      for i in range(0, len(data), chunk)]).cpu().numpy()
+
+
+@torch.no_grad()
+def represent(model: IntersectionTransformer, data: Dataset,
+              device: torch.device | str = "cpu") -> np.ndarray:
+    """The pooled representation of every row of ``data``, (N, 2 width)."""
+    model.eval()
+    return model.represent(as_batch(data, device)).cpu().numpy()
+
+
+def r2(y: np.ndarray, y_hat: np.ndarray) -> float:
+    """The paper's metric: R^2 of the log values (scikit-learn's r2_score)."""
+    return float(r2_score(y, y_hat))
+
+
+# ---------------------------------------------------------------------------------
+# Splits
+# ---------------------------------------------------------------------------------
+
+
+class Splits(NamedTuple):
+    """Row indices: training, calibration and test within the training genera (ID),
+    and the out-of-distribution genera (OOD)."""
+
+    train: np.ndarray
+    calibration: np.ndarray
+    test: np.ndarray
+    ood: np.ndarray
+
+
+def split_by_genus(data: Dataset, g_test: int, fractions: tuple[float, float],
+                   rng: np.random.Generator) -> Splits:
+    """OOD = every row with g >= g_test; the rest shuffled into train, calibration
+    and test with ``fractions`` = (calibration, test) shares."""
+    ood = np.flatnonzero(data.g >= g_test)
+    ind = rng.permutation(np.flatnonzero(data.g < g_test))
+    n_cal, n_test = (int(round(f * len(ind))) for f in fractions)
+    if min(n_cal, n_test, len(ood), len(ind) - n_cal - n_test) < 1:
+        raise ValueError(f"split_by_genus left a split empty (g_test={g_test}, {len(data)} rows)")
+    return Splits(np.sort(ind[n_cal + n_test:]), np.sort(ind[:n_cal]),
+                  np.sort(ind[n_cal:n_cal + n_test]), ood)
+
+
+# ---------------------------------------------------------------------------------
+# Conformal prediction with a sliding window over n
+# ---------------------------------------------------------------------------------
+
+
+def conformal_halfwidths(residuals_cal: np.ndarray, n_cal: np.ndarray, n_test: np.ndarray,
+                         confidence: float, window: int | None) -> np.ndarray:
+    """Half-widths q of the split-conformal intervals y_hat +- q for test rows with n_test.
+
+    The score is the absolute residual |y - y_hat| on the calibration set; q is its
+    ceil((1 - alpha)(m + 1))-th smallest of m (crepes' ConformalRegressor; infinite
+    when m is too small). crepes rounds (1 - alpha)(m + 1) down in floating point, so
+    where that product is a whole number it takes the next larger residual: slightly
+    conservative, never below the guarantee. With ``window`` = w, a test row with n points is calibrated
+    only on calibration rows with |n' - n| <= w (the paper's sliding window over the
+    number of marked points); ``window=None`` is one global quantile.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    if window is not None and window < 0:
+        raise ValueError(f"window must be >= 0 or None (global), got {window}")
+    halfwidths = np.empty(len(n_test))
+    for n in np.unique(n_test):
+        near = np.ones(len(n_cal), bool) if window is None else np.abs(n_cal - n) <= window
+        rows = n_test == n
+        if not near.any():
+            halfwidths[rows] = np.inf
+            continue
+        regressor = ConformalRegressor().fit(residuals_cal[near])
+        halfwidths[rows] = regressor.predict_int(np.zeros(1), confidence=confidence)[0, 1]
+    return halfwidths
+
+
+class Coverage(NamedTuple):
+    """Per value of n: the test rows, the empirical coverage and the mean interval width."""
+
+    n: np.ndarray
+    count: np.ndarray
+    coverage: np.ndarray
+    width: np.ndarray
+
+
+def coverage_by_n(y: np.ndarray, y_hat: np.ndarray, halfwidths: np.ndarray, n: np.ndarray) -> Coverage:
+    """Share of test rows with |y - y_hat| <= q, and the mean width 2q, for each n."""
+    covered = np.abs(y - y_hat) <= halfwidths
+    values = np.unique(n)
+    return Coverage(values, np.array([(n == v).sum() for v in values]),
+                    np.array([covered[n == v].mean() for v in values]),
+                    np.array([2 * halfwidths[n == v].mean() for v in values]))
+
+
+def coverage_tolerance(confidence: float, count: np.ndarray, floor: float = 0.05) -> np.ndarray:
+    """Allowed |coverage - confidence| for a group of ``count`` test rows, fixed in
+    advance: max(floor, 3 binomial standard deviations sqrt(c (1 - c) / count))."""
+    return np.maximum(floor, 3 * np.sqrt(confidence * (1 - confidence) / np.asarray(count)))
+
+
+# ---------------------------------------------------------------------------------
+# Probing
+# ---------------------------------------------------------------------------------
+
+
+def probe_r2(features_train: np.ndarray, targets_train: np.ndarray, features_test: np.ndarray,
+             targets_test: np.ndarray) -> np.ndarray:
+    """Held-out R^2 of a linear probe (standardised features, ridge with its penalty
+    chosen by leave-one-out, scikit-learn's RidgeCV) for each target column; NaN for a
+    column that is constant on the test rows (one genus fixes log(24^g g!)), where R^2
+    is undefined."""
+    probe = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-4, 4, 17)))
+    predicted = probe.fit(features_train, targets_train).predict(features_test)
+    return np.array([r2_score(targets_test[:, k], predicted[:, k])
+                     if np.ptp(targets_test[:, k]) > 1e-9 * (1 + np.abs(targets_test[:, k]).max()) else np.nan
+                     for k in range(targets_test.shape[1])])
+
+
+# ---------------------------------------------------------------------------------
+# The chapter's parameters
+# ---------------------------------------------------------------------------------
+
+PARAMETERS = {
+    "g_max": Param(10, "largest genus generated; the highest genera are the OOD test", low=2, high=16),
+    "n_max": Param(7, "largest number of marked points n", low=3, high=10),
+    "ood_genera": Param(1, "how many of the highest genera are held out (OOD)", low=1, high=4),
+    "width": Param(32, "transformer width (tokens and pooled representation)", low=8, high=512),
+    "layers": Param(2, "transformer encoder layers", low=1, high=8),
+    "epochs": Param(20, "training epochs per activation", low=1, high=2000),
+    "batch_size": Param(256, "minibatch size", low=8, high=8192),
+    "lr": Param(0.003, "Adam learning rate", low=1e-5, high=0.1),
+    "confidence": Param(0.9, "nominal coverage of the conformal intervals", low=0.5, high=0.99),
+    "window": Param(1, "half-width w of the sliding window over n", low=0, high=10),
+    "seed": Param(0, "seed of the splits, initialisations and batch order", low=0),
+    "device": Param("auto", "compute device", choices=("auto", "cpu", "cuda")),
+}
+"""The chapter's parameters: book defaults run in about two minutes on two cores."""
+
+SMOKE = {"g_max": 5, "n_max": 5, "width": 8, "layers": 1, "epochs": 2}
+"""Overrides that run the whole chapter in seconds (the notebook test)."""

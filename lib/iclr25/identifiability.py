@@ -1,0 +1,764 @@
+"""Is mechanistic interpretability identifiable? (Méloux, Portet, Maniu and Peyrard, ICLR 2025)
+
+Tiny MLPs (2 inputs, two hidden layers of ``width`` LeakyReLU neurons, one linear output)
+are trained with MSE to compute a Boolean gate of two noisy inputs, and every candidate
+explanation of each network is enumerated, by the paper's two strategies:
+
+* **where-then-what** -- every neuron subset (a *circuit*: at least one neuron per hidden
+  layer, the others zero-ablated as in the official code) whose output, rounded, has
+  accuracy above 0.99 on noisy validation inputs; then, for each such circuit, every
+  *interpretation*: one activation threshold per circuit neuron, turning it into a Boolean
+  function of the inputs, such that each neuron's value is a function of its parents'
+  values (a consistent mapping of neurons to logic gates);
+* **what-then-where** -- every candidate algorithm (a tree of two-input AND/OR gates with
+  negations, up to a depth, that computes the target) and every *location* of it: a
+  disjoint group of neurons of one layer for each intermediate variable, such that every
+  single-variable interchange intervention, over all ordered (base, source) pairs of the
+  four inputs, gives the algorithm's answer (interchange intervention accuracy, IIA, 1).
+  Locations are kept when minimal under inclusion, as in the official code.
+
+Written by hand, for speed and exhaustiveness: the networks of one width are trained as one
+batch of weight tensors (AdamW is elementwise, so this is the same as training them one
+by one), every circuit of a network is evaluated in one batched forward pass, and every
+(neuron group, base, source) interchange intervention in another. pyvene intervenes on one
+model through hooks; an exhaustive search over tens of thousands of tiny interventions is
+faster as tensor arithmetic. Interpretations are counted exactly without listing them: the
+consistency test is a bit operation on truth tables (see :func:`separations`).
+
+Differences from the official code (MelouxM/MI-identifiability), also listed in the
+chapter: circuits are neuron subsets (the official code also enumerates edge subsets,
+which :func:`edge_circuits` does for widths up to 3);
+negated inputs are folded into the gates rather than located as variables of their own;
+all 16 ordered (base, source) pairs are used; and an interpretation is one threshold per
+neuron (the official count also multiplies by every filling of parent patterns that never
+occur).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import torch
+
+from iclr25 import core
+from iclr25.core import Param
+
+# ---------------------------------------------------------------------------------
+# Boolean functions of two inputs as 4-bit truth tables
+# ---------------------------------------------------------------------------------
+
+INPUTS = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+"""The four inputs (a, b); input i = 2a + b. A truth table is the integer whose bit i is
+the function's value on input i."""
+
+TRUTH_TABLES = {"FALSE": 0, "NOR": 1, "¬A∧B": 2, "¬A": 3, "A∧¬B": 4, "¬B": 5, "XOR": 6,
+                "NAND": 7, "AND": 8, "XNOR": 9, "B": 10, "A→B": 11, "A": 12, "B→A": 13,
+                "OR": 14, "TRUE": 15}
+NAMES = {t: name for name, t in TRUTH_TABLES.items()}
+GATES = {"XOR": 6, "AND": 8, "OR": 14, "IMP": 11, "NAND": 7, "NOR": 1}
+"""The target gates of the chapter (IMP is A -> B)."""
+AND_LIKE = (8, 4, 2, 1, 14, 13, 11, 7)
+"""AND and OR with any of their inputs or output negated: the gates of candidate algorithms."""
+INPUT_A, INPUT_B = TRUTH_TABLES["A"], TRUTH_TABLES["B"]
+PAIRS = list(itertools.combinations(range(4), 2))
+
+
+def bits(tt: int | np.ndarray) -> np.ndarray:
+    """The values of truth table(s) ``tt`` on the four inputs, shape (..., 4)."""
+    return (np.asarray(tt)[..., None] >> np.arange(4)) & 1
+
+
+def separations(tt: int | np.ndarray) -> np.ndarray:
+    """The 6-bit set of input pairs (i, j) on which truth table ``tt`` differs.
+
+    A neuron's value is a function of its parents' values exactly when every pair of
+    inputs it separates is separated by some parent:
+    ``separations(node) & ~(separations(p1) | separations(p2) | ...) == 0``.
+    """
+    b = bits(tt)
+    return sum((b[..., i] != b[..., j]).astype(np.int64) << k for k, (i, j) in enumerate(PAIRS))
+
+
+SEPARATIONS = separations(np.arange(16))
+
+
+# ---------------------------------------------------------------------------------
+# Task data and training of a batch of MLPs
+# ---------------------------------------------------------------------------------
+
+
+def boolean_data(gate: str, n: int, noise_std: float, rng: np.random.Generator,
+                 weights: Sequence[float] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` inputs drawn from the four corners (uniformly, or with probabilities
+    proportional to ``weights``), plus Gaussian noise of std ``noise_std``; targets are the
+    gate on the clean corners. Returns float tensors x (n, 2) and y (n,)."""
+    if gate not in GATES:
+        raise ValueError(f"unknown gate {gate!r}; accepted: {', '.join(GATES)}")
+    p = None if weights is None else np.asarray(weights, float) / np.sum(weights)
+    corner = rng.choice(4, size=n, p=p)
+    x = INPUTS[corner] + rng.normal(0.0, noise_std, size=(n, 2))
+    y = bits(GATES[gate])[corner]
+    return torch.tensor(x, dtype=torch.float32), torch.tensor(y, dtype=torch.float32)
+
+
+@dataclass
+class Networks:
+    """A batch of N MLPs 2 -> width -> width -> 1 (LeakyReLU hidden, linear output).
+
+    ``weights[l]`` has shape (N, out, in) and ``biases[l]`` (N, out), as ``nn.Linear``.
+    """
+
+    weights: list[torch.Tensor]
+    biases: list[torch.Tensor]
+
+    @property
+    def width(self) -> int:
+        return self.weights[0].shape[1]
+
+    def __len__(self) -> int:
+        return self.weights[0].shape[0]
+
+    def select(self, index: Sequence[int] | np.ndarray) -> Networks:
+        index = torch.as_tensor(np.asarray(index, dtype=np.int64))
+        return Networks([w[index] for w in self.weights], [b[index] for b in self.biases])
+
+    def as_state(self) -> dict[str, torch.Tensor]:
+        """Plain tensors, for :func:`iclr25.core.cached`."""
+        return {f"{kind}{l}": t for kind, ts in (("w", self.weights), ("b", self.biases))
+                for l, t in enumerate(ts)}
+
+    @classmethod
+    def from_state(cls, state: dict[str, torch.Tensor]) -> Networks:
+        return cls([state[f"w{l}"] for l in range(3)], [state[f"b{l}"] for l in range(3)])
+
+
+def init_networks(width: int, seeds: Sequence[int]) -> Networks:
+    """``nn.Linear``'s default initialisation, U(-1/sqrt(in), 1/sqrt(in)), one seed per network."""
+    sizes = [2, width, width, 1]
+    weights, biases = [[] for _ in sizes[1:]], [[] for _ in sizes[1:]]
+    for seed in seeds:
+        g = torch.Generator().manual_seed(int(seed))
+        for l, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+            bound = n_in ** -0.5
+            weights[l].append((torch.rand(n_out, n_in, generator=g) * 2 - 1) * bound)
+            biases[l].append((torch.rand(n_out, generator=g) * 2 - 1) * bound)
+    return Networks([torch.stack(w) for w in weights], [torch.stack(b) for b in biases])
+
+
+def forward(nets: Networks, x: torch.Tensor, masks: Sequence[torch.Tensor] | None = None
+            ) -> list[torch.Tensor]:
+    """Activations of every layer: [hidden 1, hidden 2, output].
+
+    ``x`` is (N, ..., n, 2), or (n, 2) shared by all networks. ``masks`` (optional) are
+    two (..., width) 0/1 tensors broadcast against the hidden activations
+    (N, ..., n, width) after the LeakyReLU: a 0 zero-ablates that neuron.
+    """
+    h = x.expand(len(nets), *x.shape) if x.dim() == 2 else x
+    acts = []
+    for l, (w, b) in enumerate(zip(nets.weights, nets.biases)):
+        extra = h.dim() - 3  # circuit dimensions between the network and sample axes
+        w_ = w.reshape(w.shape[0], *([1] * extra), *w.shape[1:])
+        b_ = b.reshape(b.shape[0], *([1] * extra), 1, b.shape[1])
+        h = torch.einsum("...ni,...oi->...no", h, w_) + b_
+        if l < 2:
+            h = torch.nn.functional.leaky_relu(h)
+            if masks is not None:
+                h = h * masks[l].unsqueeze(-2)
+        acts.append(h)
+    acts[-1] = acts[-1].squeeze(-1)
+    return acts
+
+
+@dataclass
+class TrainConfig:
+    """How a batch of networks is trained. The defaults follow the official code where it
+    has one: MSE, AdamW (lr 1e-3, weight decay 0.01), batch 100, input noise 0.1, stop
+    when an epoch's mean loss falls below ``loss_target`` 0.01. (The official code also
+    gives up after 30 epochs without improvement; here after ``max_epochs``.)"""
+
+    gate: str = "XOR"
+    width: int = 3
+    n_train: int = 2000
+    n_val: int = 400
+    noise_std: float = 0.1
+    skewed: bool = False
+    lr: float = 1e-3
+    batch_size: int = 100
+    max_epochs: int = 300
+    loss_target: float = 0.01
+
+
+@dataclass
+class Trained:
+    """Trained networks and, per network: epochs run, final epoch loss, noisy-validation
+    accuracy, and whether it converged (loss below the target and accuracy >= 0.99)."""
+
+    nets: Networks
+    seeds: np.ndarray
+    epochs: np.ndarray
+    loss: np.ndarray
+    val_accuracy: np.ndarray
+    converged: np.ndarray
+    val_x: torch.Tensor
+    val_y: torch.Tensor
+
+
+def train_cached(config: TrainConfig, seeds: Sequence[int],
+                 device: torch.device | str = "cpu") -> Trained:
+    """:func:`train_networks`, kept in the book's cache (keyed by the config and seeds)."""
+    def build() -> dict[str, torch.Tensor]:
+        t = train_networks(config, seeds, device)
+        return {**t.nets.as_state(), **{f.name: torch.as_tensor(getattr(t, f.name))
+                                        for f in fields(Trained) if f.name != "nets"}}
+
+    state = core.cached("identifiability-nets", {**asdict(config), "seeds": [int(s) for s in seeds]},
+                        build)
+    return Trained(Networks.from_state(state), *(
+        state[f.name] if f.name.startswith("val_") else state[f.name].numpy()
+        for f in fields(Trained) if f.name != "nets"))
+
+
+def _task(config: TrainConfig, seed: int) -> tuple[torch.Tensor, ...]:
+    rng = np.random.default_rng([seed, 1])
+    weights = rng.random(4) if config.skewed else None  # the official skewed distribution
+    x, y = boolean_data(config.gate, config.n_train, config.noise_std, rng, weights)
+    vx, vy = boolean_data(config.gate, config.n_val, config.noise_std, rng, weights)
+    return x, y, vx, vy
+
+
+def train_networks(config: TrainConfig, seeds: Sequence[int],
+                   device: torch.device | str = "cpu") -> Trained:
+    """Train one network per seed (its own data, initialisation and batch order), all at once.
+
+    Each network's loss is its own minibatch MSE, so the summed loss gives each network its
+    own gradient, and AdamW updates every weight independently. A network is frozen at the
+    end of the first epoch whose mean loss is below ``loss_target`` (a snapshot of its
+    weights is kept), as the official early stopping does.
+    """
+    seeds = np.asarray(seeds)
+    data = [_task(config, int(s)) for s in seeds]
+    x = torch.stack([d[0] for d in data]).to(device)
+    y = torch.stack([d[1] for d in data]).to(device)
+    nets = init_networks(config.width, seeds)
+    params = [t.to(device).requires_grad_() for t in nets.weights + nets.biases]
+    live = Networks(params[:3], params[3:])
+    optimiser = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.01)
+    final = [p.detach().clone() for p in params]
+    n, done = len(seeds), torch.zeros(len(seeds), dtype=torch.bool, device=device)
+    epochs, last_loss = np.full(n, config.max_epochs), np.full(n, np.inf)
+    shufflers = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]  # batch order per seed
+    steps = config.n_train // config.batch_size
+    for epoch in range(config.max_epochs):
+        order = torch.stack([torch.randperm(config.n_train, generator=g) for g in shufflers]).to(device)
+        epoch_loss = torch.zeros(n, device=device)
+        for k in range(steps):
+            idx = order[:, k * config.batch_size:(k + 1) * config.batch_size]
+            xb = torch.gather(x, 1, idx[..., None].expand(-1, -1, 2))
+            yb = torch.gather(y, 1, idx)
+            losses = ((forward(live, xb)[-1] - yb) ** 2).mean(1)
+            optimiser.zero_grad()
+            losses.sum().backward()
+            optimiser.step()
+            epoch_loss += losses.detach()
+        epoch_loss /= steps
+        newly = (epoch_loss < config.loss_target) & ~done
+        for p, f in zip(params, final):
+            f[newly] = p.detach()[newly]
+        last_loss[newly.cpu().numpy()] = epoch_loss[newly].cpu().numpy()
+        epochs[newly.cpu().numpy()] = epoch + 1
+        done |= newly
+        if bool(done.all()):
+            break
+    unfinished = ~done
+    for p, f in zip(params, final):
+        f[unfinished] = p.detach()[unfinished]
+    last_loss[unfinished.cpu().numpy()] = epoch_loss[unfinished].cpu().numpy()
+    trained = Networks([f.cpu() for f in final[:3]], [f.cpu() for f in final[3:]])
+    vx = torch.stack([d[2] for d in data])
+    vy = torch.stack([d[3] for d in data])
+    with torch.no_grad():
+        val_acc = (forward(trained, vx)[-1].round() == vy).float().mean(1).numpy()
+    converged = (last_loss < config.loss_target) & (val_acc >= 0.99)
+    return Trained(trained, seeds, epochs, last_loss, val_acc, converged, vx, vy)
+
+
+# ---------------------------------------------------------------------------------
+# Where-then-what: circuits, then their interpretations
+# ---------------------------------------------------------------------------------
+
+
+def neuron_circuits(width: int) -> np.ndarray:
+    """Every circuit of the network as neuron masks, shape (C, 2, width): each hidden layer
+    keeps a non-empty subset of its neurons. C = (2^width - 1)^2; the full network last."""
+    subsets = np.array(list(itertools.product([0, 1], repeat=width))[1:], dtype=bool)
+    pairs = itertools.product(range(len(subsets)), repeat=2)
+    return np.array([[subsets[i], subsets[j]] for i, j in pairs])
+
+
+def circuit_activations(nets: Networks, index: int, x: torch.Tensor,
+                        circuits: np.ndarray) -> list[torch.Tensor]:
+    """Activations of every circuit of network ``index`` on inputs ``x`` (n, 2), the other
+    neurons zero-ablated (as the official code does): [(C, n, width), (C, n, width), (C, n)]."""
+    masks = [torch.tensor(circuits[:, l], dtype=torch.float32) for l in range(2)]
+    with torch.no_grad():
+        acts = forward(nets.select([index]), x[None, None], masks)
+    return [a[0] for a in acts]
+
+
+def circuit_accuracy(nets: Networks, x: torch.Tensor, y: torch.Tensor,
+                     circuits: np.ndarray) -> np.ndarray:
+    """Accuracy of every circuit of every network, (N, C): the circuit's output rounded to
+    an integer, against the targets ``y`` (N, n) on the inputs ``x`` (N, n, 2)."""
+    return np.stack([(circuit_activations(nets, i, x[i], circuits)[-1].round() == y[i])
+                     .float().mean(1).numpy() for i in range(len(nets))])
+
+
+def edge_covers(n_in: int, n_out: int) -> np.ndarray:
+    """Every edge subset between ``n_in`` and ``n_out`` kept neurons that leaves none of
+    them cut off (each row and column non-empty), as (K, n_out, n_in) 0/1 masks."""
+    all_masks = np.array(list(itertools.product([0, 1], repeat=n_in * n_out)),
+                         dtype=bool).reshape(-1, n_out, n_in)
+    return all_masks[all_masks.any(2).all(1) & all_masks.any(1).all(1)]
+
+
+def edge_circuits(width: int) -> list[np.ndarray]:
+    """The official code's circuits: a neuron subset of each hidden layer and an edge
+    subset between kept neurons that cuts none of them off. Returned as the three layers'
+    edge masks, shapes (K, width, 2), (K, width, width) and (K, 1, width) (a neuron is
+    kept when it has edges). Only for width <= 3: there are 9,625 at width 3 and about
+    10^10 at width 5."""
+    if not 1 <= width <= 3:
+        raise ValueError(f"edge circuits are enumerated for widths 1 to 3 only, got {width!r}")
+    masks: list[list[np.ndarray]] = [[], [], []]
+    subsets = [np.flatnonzero(s) for s in itertools.product([0, 1], repeat=width) if any(s)]
+    for first, second in itertools.product(subsets, repeat=2):
+        into_first, into_second = edge_covers(2, len(first)), edge_covers(len(first), len(second))
+        for e1, e2 in itertools.product(into_first, into_second):
+            m1, m2, m3 = (np.zeros(shape, dtype=bool) for shape in [(width, 2), (width, width), (1, width)])
+            m1[first] = e1
+            m2[np.ix_(second, first)] = e2
+            m3[0, second] = True
+            for layer, m in zip(masks, (m1, m2, m3)):
+                layer.append(m)
+    return [np.stack(layer) for layer in masks]
+
+
+def edge_circuit_accuracy(nets: Networks, x: torch.Tensor, y: torch.Tensor,
+                          edges: list[np.ndarray]) -> np.ndarray:
+    """Accuracy of every edge circuit of every network, (N, K), as
+    :func:`circuit_accuracy`: the weights of dropped edges are zeroed (a neuron without
+    edges is thereby cut off; its bias no longer reaches the output)."""
+    masks = [torch.tensor(m, dtype=torch.float32) for m in edges]
+    kept = [torch.tensor(m.any(-1), dtype=torch.float32) for m in edges[:2]]  # (K, width)
+    out = []
+    with torch.no_grad():
+        for i in range(len(nets)):
+            h = x[i].expand(len(masks[0]), *x[i].shape)  # (K, n, 2)
+            for l in range(3):
+                w = nets.weights[l][i] * masks[l]  # (K, out, in)
+                h = torch.einsum("kni,koi->kno", h, w) + nets.biases[l][i]
+                if l < 2:
+                    h = torch.nn.functional.leaky_relu(h) * kept[l][:, None]
+            out.append((h[..., 0].round() == y[i]).float().mean(1).numpy())
+    return np.stack(out)
+
+
+def threshold_truth_tables(values: np.ndarray) -> list[int]:
+    """The truth tables a neuron can stand for: one per threshold halfway between two
+    consecutive distinct values of its activations on the four inputs ("1" above it)."""
+    v = np.sort(np.unique(values))
+    cuts = (v[1:] + v[:-1]) / 2
+    return [int(((values > c) << np.arange(4)).sum()) for c in cuts]
+
+
+def circuit_candidates(nets: Networks, index: int, circuits: np.ndarray
+                       ) -> list[list[list[list[int]]]]:
+    """For each circuit of network ``index``, each of its layers (hidden 1, hidden 2, output)
+    and each neuron in it: its candidate truth tables, from the circuit's own (ablated)
+    activations on the four clean inputs. The output is rounded first (official code)."""
+    h1, h2, out = (a.numpy() for a in circuit_activations(
+        nets, index, torch.tensor(INPUTS, dtype=torch.float32), circuits))
+    return [[[threshold_truth_tables(h1[c, :, j]) for j in np.flatnonzero(circuit[0])],
+             [threshold_truth_tables(h2[c, :, j]) for j in np.flatnonzero(circuit[1])],
+             [threshold_truth_tables(np.round(out[c]))]]
+            for c, circuit in enumerate(circuits)]
+
+
+def _local_ok(node: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """Whether truth tables ``node`` (...) are functions of ``parents`` (..., p).
+
+    The official code also rules out a neuron whose gate over exactly two parents can only
+    be XOR or XNOR: the four parent patterns all occur (so the gate is fully determined)
+    and the neuron is the parity of its parents.
+    """
+    cover = np.bitwise_or.reduce(SEPARATIONS[parents], axis=-1)
+    ok = (SEPARATIONS[node] & ~cover) == 0
+    if parents.shape[-1] == 2:
+        parity = node ^ parents[..., 0] ^ parents[..., 1]
+        ok &= ~((cover == 63) & ((parity == 0) | (parity == 15)))
+    return ok
+
+
+def _combos(candidates: list[list[int]]) -> np.ndarray:
+    """Every choice of one candidate per neuron, (K, n_neurons)."""
+    return np.array(list(itertools.product(*candidates)), dtype=np.int64).reshape(
+        -1, len(candidates))
+
+
+def _consistency(candidates: list[list[list[int]]]) -> tuple[np.ndarray, ...]:
+    """The choices L1 of the first hidden layer (consistent with A, B) and L2 of the second,
+    ``ok[a, c]`` (L2 choice c consistent with L1 choice a) and ``outputs[c]`` (how many
+    output truth tables are consistent with L2 choice c)."""
+    first, second, output = (_combos(c) for c in candidates)
+    inputs = np.broadcast_to(np.array([INPUT_A, INPUT_B]), (*first.shape, 2))
+    first = first[_local_ok(first, inputs).all(1)] if first.size else first
+    ok = np.ones((len(first), len(second)), dtype=bool)
+    for j in range(second.shape[1]):
+        ok &= _local_ok(second[None, :, j], np.broadcast_to(first[:, None], (
+            len(first), len(second), first.shape[1])))
+    outputs = sum(_local_ok(np.full(len(second), t), second).astype(np.int64)
+                  for t in output[:, 0])
+    return first, second, ok, outputs
+
+
+def count_interpretations(candidates: list[list[list[int]]]) -> int:
+    """The number of consistent interpretations of a circuit: choices of one truth table per
+    neuron such that every neuron is a function of its parents (the previous layer of the
+    circuit; the inputs A, B for the first).
+
+    Counted without listing them: with L1 and L2 the choices for the two hidden layers, the
+    count is the sum over (L1, L2) of [L2 consistent with L1] times the number of output
+    readings consistent with L2.
+    """
+    if any(not c for layer in candidates for c in layer):
+        return 0  # a neuron with a constant activation stands for no Boolean variable
+    _, _, ok, outputs = _consistency(candidates)
+    return int(ok.sum(0) @ outputs)
+
+
+def first_interpretation(candidates: list[list[list[int]]]) -> tuple[tuple[int, ...], ...] | None:
+    """One consistent interpretation (truth tables per layer), or None if there is none."""
+    if any(not c for layer in candidates for c in layer):
+        return None
+    first, second, ok, outputs = _consistency(candidates)
+    hits = np.argwhere(ok & (outputs > 0)[None])
+    if not len(hits):
+        return None
+    a, c = hits[0]
+    out = next(t for t in itertools.chain(*candidates[2])
+               if _local_ok(np.array(t), second[c]))
+    return tuple(first[a].tolist()), tuple(second[c].tolist()), (out,)
+
+
+def interpretations(candidates: list[list[list[int]]]) -> Iterator[tuple[tuple[int, ...], ...]]:
+    """Every consistent interpretation, listed one by one (slow; it checks
+    :func:`count_interpretations`): tuples of truth tables per layer."""
+    layers = [list(itertools.product(*c)) for c in candidates]
+    for choice in itertools.product(*layers):
+        parents = (INPUT_A, INPUT_B)
+        ok = True
+        for layer in choice:
+            for t in layer:
+                ok &= bool(_local_ok(np.array(t), np.array(parents)))
+            parents = layer
+        if ok:
+            yield choice
+
+
+# ---------------------------------------------------------------------------------
+# What-then-where: candidate algorithms and their locations by interchange interventions
+# ---------------------------------------------------------------------------------
+
+Ref = str | int  # "A", "B", or the index of an earlier gate
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A Boolean circuit of two-input gates: ``gates[k] = (table, left, right)`` computes
+    ``table`` (a truth table over (left, right)) of two earlier values; the last gate is
+    the output. The other gates are the intermediate variables that must be located."""
+
+    gates: tuple[tuple[int, Ref, Ref], ...]
+
+    @property
+    def variables(self) -> list[int]:
+        return list(range(len(self.gates) - 1))
+
+    def run(self, a: np.ndarray, b: np.ndarray,
+            interventions: dict[int, np.ndarray] | None = None) -> np.ndarray:
+        """The output on inputs a, b (arrays), with variable k set to ``interventions[k]``."""
+        values: dict[Ref, np.ndarray] = {"A": a, "B": b}
+        for k, (table, left, right) in enumerate(self.gates):
+            values[k] = (table >> (2 * values[left] + values[right])) & 1
+            if interventions and k in interventions:
+                values[k] = interventions[k]
+        return values[len(self.gates) - 1]
+
+    def describe(self, k: int | None = None) -> str:
+        """Gate ``k`` (default: the output) as a formula, e.g. ``(A ∨ B) ∧ (¬A ∨ ¬B)``;
+        a negated gate is written by De Morgan's laws, so ¬ only stands before A or B."""
+
+        def text(ref: Ref, negated: bool) -> str:
+            if isinstance(ref, str):
+                return "¬" + ref if negated else ref
+            table, left, right = self.gates[ref]
+            op, neg_left, neg_right = _GATE_FORMS[table ^ 15 if negated else table]
+            parts = [text(left, neg_left), text(right, neg_right)]
+            return f" {op} ".join(s if len(s) <= 2 else f"({s})" for s in parts)
+
+        return text(len(self.gates) - 1 if k is None else k, False)
+
+
+_GATE_FORMS = {8: ("∧", False, False), 4: ("∧", False, True), 2: ("∧", True, False),
+               1: ("∧", True, True), 14: ("∨", False, False), 13: ("∨", False, True),
+               11: ("∨", True, False), 7: ("∨", True, True)}
+"""Each AND-like gate as (operator, negate left operand, negate right operand)."""
+
+
+def _transpose(table: int) -> int:
+    """The table of g(y, x) given that of g(x, y)."""
+    return sum(((table >> (2 * x + y)) & 1) << (2 * y + x) for x in (0, 1) for y in (0, 1))
+
+
+def _flip_input(table: int, which: int) -> int:
+    """The table of g with its input ``which`` (0: left, 1: right) negated."""
+    return sum(((table >> (2 * (x ^ (which == 0)) + (y ^ (which == 1)))) & 1) << (2 * x + y)
+               for x in (0, 1) for y in (0, 1))
+
+
+def _normalise(tree: tuple, root: bool) -> tuple[tuple, bool]:
+    """A key equal for two algorithms that differ only by negating intermediate variables
+    (the parent gate absorbs the negation) or by swapping a gate's operands; and whether
+    this node was negated to reach it (a variable is stored with its gate giving 0 when both
+    operands are 0)."""
+    if isinstance(tree, str):
+        return (16, tree), False  # after every gate table, so keys compare
+    table, left, right = tree
+    (kl, fl), (kr, fr) = _normalise(left, False), _normalise(right, False)
+    if kl is None or kr is None:
+        return None, False
+    if fl:
+        table = _flip_input(table, 0)
+    if fr:
+        table = _flip_input(table, 1)
+    if kl == kr:
+        return None, False  # a gate of one variable with itself: not a candidate
+    if kl > kr:
+        kl, kr, table = kr, kl, _transpose(table)
+    flipped = not root and bool(table & 1)
+    if flipped:
+        table ^= 15
+    return (table, kl, kr), flipped
+
+
+def _flatten(tree: tuple) -> Algorithm:
+    gates: list[tuple[int, Ref, Ref]] = []
+
+    def walk(node: tuple) -> Ref:
+        if isinstance(node, str):
+            return node
+        table, left, right = node
+        refs = walk(left), walk(right)
+        gates.append((table, *refs))
+        return len(gates) - 1
+
+    walk(tree)
+    return Algorithm(tuple(gates))
+
+
+def candidate_algorithms(gate: str, depth: int = 2) -> list[Algorithm]:
+    """Every algorithm of AND/OR gates with negations (:data:`AND_LIKE`) of depth at most
+    ``depth`` over A and B that computes ``gate`` on the four inputs, one per class of
+    algorithms equal up to negated variables and swapped operands (a gate's two operands
+    must differ, as in the official enumeration).
+
+    Built level by level: the distinct variables of depth < ``depth``, then every gate over
+    two of them, kept when its truth table is the target's.
+    """
+    if gate not in GATES:
+        raise ValueError(f"unknown gate {gate!r}; accepted: {', '.join(GATES)}")
+    if depth not in (1, 2, 3):
+        raise ValueError(f"algorithm depth must be 1, 2 or 3, got {depth!r}")
+    variables: dict[tuple, object] = {(16, "A"): "A", (16, "B"): "B"}
+    for _ in range(depth - 1):
+        level = {}
+        for g in AND_LIKE:
+            for x, y in itertools.permutations(variables.values(), 2):
+                key, _ = _normalise((g, x, y), root=False)
+                if key is not None and key not in variables:
+                    level.setdefault(key, (g, x, y))
+        variables.update(level)
+    trees = list(variables.values())
+    a, b = INPUTS[:, 0], INPUTS[:, 1]
+    values = np.array([_flatten(t).run(a, b) if isinstance(t, tuple) else {"A": a, "B": b}[t]
+                       for t in trees])  # (n, 4)
+    target = bits(GATES[gate])
+    found: dict[tuple, Algorithm] = {}
+    for g in AND_LIKE:
+        out = (g >> (2 * values[:, None] + values[None, :])) & 1  # (n, n, 4)
+        for i, j in zip(*np.nonzero((out == target).all(-1))):
+            key, _ = _normalise((g, trees[i], trees[j]), root=True)
+            if key is not None:
+                found.setdefault(key, _flatten((g, trees[i], trees[j])))
+    return list(found.values())
+
+
+def neuron_groups(width: int) -> list[tuple[int, np.ndarray]]:
+    """Every candidate location of one variable: a non-empty neuron subset of one hidden
+    layer, as (layer 0 or 1, boolean mask)."""
+    subsets = np.array(list(itertools.product([0, 1], repeat=width))[1:], dtype=bool)
+    return [(layer, s) for layer in (0, 1) for s in subsets]
+
+
+BASES, SOURCES = (np.repeat(np.arange(4), 4), np.tile(np.arange(4), 4))
+"""All 16 ordered (base, source) pairs of the four inputs."""
+
+
+def patched_outputs(nets: Networks, groups: list[tuple[int, np.ndarray]]) -> np.ndarray:
+    """Binarised outputs (> 0.5) of every network when a neuron group takes the values it
+    has on the source input while the network runs on the base input: (N, G, 16)."""
+    x = torch.tensor(INPUTS, dtype=torch.float32)
+    with torch.no_grad():
+        clean = forward(nets, x)  # (N, 4, width) per hidden layer
+        out = []
+        for layer, mask in groups:
+            m = torch.tensor(mask)
+            h = clean[layer][:, BASES].clone()  # (N, 16, width)
+            h[..., m] = clean[layer][:, SOURCES][..., m]
+            for l in range(layer + 1, 3):
+                h = torch.einsum("nbi,noi->nbo", h, nets.weights[l]) + nets.biases[l][:, None]
+                if l < 2:
+                    h = torch.nn.functional.leaky_relu(h)
+            out.append(h[..., 0] > 0.5)
+    return torch.stack(out, 1).numpy()
+
+
+def high_level_outputs(algorithm: Algorithm) -> np.ndarray:
+    """The algorithm's output on each base with each variable set to its value on the
+    source: (n_variables, 16)."""
+    a, b = INPUTS[:, 0], INPUTS[:, 1]
+    clean: dict[Ref, np.ndarray] = {"A": a, "B": b}
+    for k, (table, left, right) in enumerate(algorithm.gates):
+        clean[k] = (table >> (2 * clean[left] + clean[right])) & 1
+    return np.array([algorithm.run(a[BASES], b[BASES], {v: clean[v][SOURCES]})
+                     for v in algorithm.variables]).reshape(-1, 16)
+
+
+def interchange_accuracy(patched: np.ndarray, algorithm: Algorithm) -> np.ndarray:
+    """IIA of every (variable, neuron group) for one network: the share of the 16 ordered
+    (base, source) pairs on which the patched network agrees with the intervened
+    algorithm. ``patched`` is one network's (G, 16) from :func:`patched_outputs`."""
+    return (patched[None] == high_level_outputs(algorithm)[:, None]).mean(-1)
+
+
+def minimal_locations(iia: np.ndarray, groups: list[tuple[int, np.ndarray]]) -> list[tuple[int, ...]]:
+    """Every minimal location: one group per variable with IIA 1, the groups pairwise
+    disjoint, and no other such location using subsets of them (the official code keeps
+    the locations minimal under inclusion). Returned as tuples of group indices.
+
+    Shrinking one variable's group keeps the groups disjoint, so a location is minimal
+    exactly when each of its groups is a minimal valid group of its variable: only those
+    are combined.
+    """
+    layer = np.array([g[0] for g in groups])
+    masks = np.array([g[1] for g in groups])
+
+    def inside(h: int, g: int) -> bool:
+        return layer[h] == layer[g] and not (masks[h] & ~masks[g]).any()
+
+    minimal = []
+    for row in iia:
+        valid = np.flatnonzero(row == 1.0)
+        minimal.append([g for g in valid if not any(h != g and inside(h, g) for h in valid)])
+    return [combo for combo in itertools.product(*minimal)
+            if all(layer[i] != layer[j] or not (masks[i] & masks[j]).any()
+                   for i, j in itertools.combinations(combo, 2))]
+
+
+# ---------------------------------------------------------------------------------
+# Everything for a batch of networks
+# ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Explanations:
+    """The enumeration for one network: valid circuits (indices into
+    :func:`neuron_circuits`) with their interpretation counts, and, per candidate
+    algorithm, its minimal locations (group indices into :func:`neuron_groups`)."""
+
+    circuits: np.ndarray
+    interpretations: np.ndarray
+    locations: list[list[tuple[int, ...]]]
+
+    @property
+    def n_circuits(self) -> int:
+        return len(self.circuits)
+
+    @property
+    def n_interpretations(self) -> int:
+        return int(self.interpretations.sum())
+
+    @property
+    def aligned(self) -> list[int]:
+        return [k for k, locs in enumerate(self.locations) if locs]
+
+    @property
+    def n_locations(self) -> int:
+        return sum(len(locs) for locs in self.locations)
+
+
+def explain(trained: Trained, algorithms: list[Algorithm], threshold: float = 0.99
+            ) -> list[Explanations]:
+    """Where-then-what and what-then-where for every converged network of ``trained``."""
+    index = np.flatnonzero(trained.converged)
+    if not len(index):
+        return []
+    width = trained.nets.width
+    circuits = neuron_circuits(width)
+    groups = neuron_groups(width)
+    accuracy = circuit_accuracy(trained.nets.select(index), trained.val_x[index],
+                                trained.val_y[index], circuits)
+    patched = patched_outputs(trained.nets.select(index), groups)
+    results = []
+    for k, i in enumerate(index):
+        valid = np.flatnonzero(accuracy[k] > threshold)
+        counts = np.array([count_interpretations(c) for c in
+                           circuit_candidates(trained.nets, i, circuits[valid])], dtype=np.int64)
+        locations = [minimal_locations(interchange_accuracy(patched[k], alg), groups)
+                     for alg in algorithms]
+        results.append(Explanations(valid, counts, locations))
+    return results
+
+
+# ---------------------------------------------------------------------------------
+# The chapter's parameters
+# ---------------------------------------------------------------------------------
+
+PARAMETERS = {
+    "gate": Param("XOR", "the Boolean function of the main experiment", choices=tuple(GATES)),
+    "width": Param(3, "neurons per hidden layer (two hidden layers) in the main experiment",
+                   low=2, high=5),
+    "seeds": Param(100, "networks trained for the main experiment (one seed each)", low=1, high=1000),
+    "sweep_seeds": Param(20, "networks per width in the width sweep", low=1, high=500),
+    "max_width": Param(5, "the width sweep runs over 2..max_width", low=2, high=5),
+    "variant_seeds": Param(30, "networks per training variant and per other gate", low=1, high=500),
+    "n_train": Param(1000, "noisy training samples per network", low=100, high=100000),
+    "n_val": Param(400, "noisy validation samples (convergence and circuit accuracy)",
+                   low=20, high=100000),
+    "noise_std": Param(0.1, "std of the Gaussian noise on the inputs", low=0.0, high=0.4),
+    "lr": Param(0.01, "AdamW learning rate (the official default is 0.001)", low=1e-5, high=1.0),
+    "batch_size": Param(100, "minibatch size", low=1, high=10000),
+    "max_epochs": Param(200, "epochs after which a network that has not reached the loss "
+                        "target is dropped", low=1, high=10000),
+    "loss_target": Param(0.01, "training stops once an epoch's mean MSE is below this",
+                         low=1e-5, high=0.25),
+    "algo_depth": Param(3, "largest depth of the candidate algorithms (gate trees)", low=1, high=3),
+    "seed": Param(0, "first seed; networks use seed, seed + 1, ...", low=0),
+    "device": Param("auto", "compute device for training", choices=("auto", "cpu", "cuda")),
+}
+
+SMOKE = {"seeds": 8, "sweep_seeds": 4, "max_width": 3, "variant_seeds": 4, "max_epochs": 100,
+         "n_val": 100, "algo_depth": 2}

@@ -1,0 +1,480 @@
+"""Transformers learn low-sensitivity functions.
+
+Vasudeva et al. (ICLR 2025). The *sensitivity* of a classifier f at an input x is
+the chance that its prediction changes when one of the input's tokens is perturbed:
+pick a token position i uniformly, add Gaussian noise to that token only,
+
+    x~ = x + e_i (x) eta,   eta ~ N(0, sigma^2 I),
+    S_sigma(f) = E_x E_i E_eta [ argmax f(x~) != argmax f(x) ],
+
+estimated by averaging the flips over a data set and ``repeats`` independent draws
+of (i, eta). A token is an image patch (the ViT's input token; for the MLP, CNN and
+ConvMixer the same pixels) or a word embedding. Every model here is reached
+through one *token interface*: a function from a token tensor (batch, tokens,
+features) to logits, so one :func:`sensitivity` serves all architectures.
+
+The paper's findings, and what this module provides for each:
+
+* transformers are less sensitive than MLPs, CNNs, ConvMixers and LSTMs
+  (:func:`sensitivity`, :func:`sensitivity_curve`, :class:`ConvMixer`,
+  :class:`SequenceClassifier`);
+* low sensitivity goes with robustness to corruptions (:func:`corrupt`) and with
+  flat minima (:func:`sharpness`, the official code's mean change of the logits
+  under Gaussian weight noise);
+* a sensitivity regulariser, loss = (1 - p) CE + p MSE(f(x~), f(x)), lowers
+  sensitivity and improves robustness (:func:`regularised_loss`, :func:`fit`);
+* on modular addition, training-set sensitivity falls before the test accuracy
+  jumps (grokking): :func:`grok`.
+
+The models are torch layers (``nn.TransformerEncoder``, ``nn.LSTM``,
+``nn.MultiheadAttention``) and the image models of :mod:`iclr25.vision`; the
+training loop is :func:`iclr25.core.train`. The sensitivity estimate, the
+regulariser and the sharpness measure are written here: they are a few lines each,
+and no library computes them (captum's ``sensitivity_max`` measures how much an
+*attribution* moves under input noise, not how often a prediction flips).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr25 import core, vision
+from iclr25.core import Param
+
+Forward = Callable[[torch.Tensor], torch.Tensor]  # tokens (B, T, D) -> logits (B, K)
+
+# ---------------------------------------------------------------------------------
+# The token interface
+# ---------------------------------------------------------------------------------
+
+
+def patchify(images: torch.Tensor, patch: int) -> torch.Tensor:
+    """Images (B, C, H, W) -> tokens (B, (H/patch)(W/patch), C patch^2), row by row:
+    the non-overlapping patches a ViT embeds as its tokens."""
+    b, c, h, w = images.shape
+    if h % patch or w % patch:
+        raise ValueError(f"patch {patch} must divide the image size {h}x{w}")
+    return F.unfold(images, patch, stride=patch).transpose(1, 2)
+
+
+def unpatchify(tokens: torch.Tensor, shape: Sequence[int], patch: int) -> torch.Tensor:
+    """The inverse of :func:`patchify`: tokens back to images of ``shape`` (C, H, W)."""
+    _, h, w = shape
+    return F.fold(tokens.transpose(1, 2), (h, w), patch, stride=patch)
+
+
+def image_forward(model: nn.Module, shape: Sequence[int], patch: int) -> Forward:
+    """An image classifier seen through the token interface: patches -> logits."""
+    return lambda tokens: model(unpatchify(tokens, shape, patch))
+
+
+def perturb_one_token(tokens: torch.Tensor, sigma: float, generator: torch.Generator | None = None,
+                      positions: Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """x~ = x + e_i (x) eta: Gaussian noise N(0, sigma^2) on one token per example.
+
+    The token i is drawn uniformly from ``positions`` (default: all), independently
+    for each example. Returns the noised tokens and the chosen positions.
+    """
+    if tokens.ndim != 3:
+        raise ValueError(f"tokens must be (batch, tokens, features), got shape {tuple(tokens.shape)}")
+    if sigma < 0:
+        raise ValueError(f"sigma must be >= 0, got {sigma!r}")
+    allowed = torch.arange(tokens.shape[1]) if positions is None else torch.as_tensor(positions)
+    pick = allowed[torch.randint(len(allowed), (len(tokens),), generator=generator)]
+    noise = sigma * torch.randn(tokens.shape[0], tokens.shape[2], generator=generator)
+    noised = tokens.clone()
+    noised[torch.arange(len(tokens)), pick] += noise.to(tokens)
+    return noised, pick
+
+
+@torch.no_grad()
+def sensitivity(forward: Forward, tokens: torch.Tensor, sigma: float, *, repeats: int = 5,
+                generator: torch.Generator | None = None,
+                positions: Sequence[int] | None = None, batch_size: int = 4096) -> float:
+    """S_sigma(f): the fraction of (input, draw) pairs whose argmax flips when one random
+    token gets N(0, sigma^2) noise, over ``repeats`` draws per input (paper: 5)."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats!r}")
+    flips = 0
+    for start in range(0, len(tokens), batch_size):
+        x = tokens[start:start + batch_size]
+        clean = forward(x).argmax(-1)
+        for _ in range(repeats):
+            noised, _ = perturb_one_token(x, sigma, generator, positions)
+            flips += int((forward(noised).argmax(-1) != clean).sum())
+    return flips / (repeats * len(tokens))
+
+
+def sensitivity_curve(forward: Forward, tokens: torch.Tensor, sigmas: Sequence[float], *,
+                      repeats: int = 5, seed: int = 0) -> np.ndarray:
+    """S_sigma(f) at every sigma of ``sigmas``, each from the same seeded noise stream."""
+    return np.array([sensitivity(forward, tokens, s, repeats=repeats,
+                                 generator=torch.Generator().manual_seed(seed)) for s in sigmas])
+
+
+# ---------------------------------------------------------------------------------
+# The sensitivity regulariser and sharpness
+# ---------------------------------------------------------------------------------
+
+
+def regularised_loss(forward: Forward, tokens: torch.Tensor, labels: torch.Tensor, p: float,
+                     sigma: float, generator: torch.Generator | None = None) -> torch.Tensor:
+    """(1 - p) CE(f(x), y) + p MSE(f(x~), f(x)), x~ with one token noised (std ``sigma``).
+
+    As in the official code the clean logits are not detached: both terms train f.
+    With p = 0 this is plain cross-entropy (and no noised pass is made).
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"regulariser weight p must be in [0, 1], got {p!r}")
+    logits = forward(tokens)
+    loss = F.cross_entropy(logits, labels)
+    if p == 0:
+        return loss
+    noised, _ = perturb_one_token(tokens, sigma, generator)
+    return (1 - p) * loss + p * F.mse_loss(forward(noised), logits)
+
+
+@torch.no_grad()
+def sharpness(model: nn.Module, forward: Callable[[nn.Module], torch.Tensor], *,
+              std: float = 0.05, repeats: int = 5, seed: int = 0) -> float:
+    """Mean L1 change of the logits when every weight gets N(0, std^2) noise (the
+    official code's ``sharpness1``): E_delta mean_x ||f_{w+delta}(x) - f_w(x)||_1.
+
+    ``forward(m)`` returns the logits of model ``m`` on the data. The model is
+    restored afterwards. Flat minima change little.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    clean = forward(model)
+    saved = [w.detach().clone() for w in model.parameters()]
+    total = 0.0
+    try:
+        for _ in range(repeats):
+            for w, w0 in zip(model.parameters(), saved):
+                w.copy_(w0 + std * torch.randn(w.shape, generator=generator).to(w))
+            total += float((forward(model) - clean).abs().sum(-1).mean())
+    finally:
+        for w, w0 in zip(model.parameters(), saved):
+            w.copy_(w0)
+    return total / repeats
+
+
+# ---------------------------------------------------------------------------------
+# Models: ConvMixer (vision) and sequence classifiers over embeddings (language)
+# ---------------------------------------------------------------------------------
+
+
+class _Residual(nn.Sequential):
+    """x + layers(x)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + super().forward(x)
+
+
+class ConvMixer(nn.Module):
+    """ConvMixer (Trockman & Kolter): a patch embedding, then blocks of a residual
+    depthwise convolution and a pointwise convolution (GELU, batch norm), pooled."""
+
+    def __init__(self, in_shape: Sequence[int], n_classes: int, width: int = 32, depth: int = 2,
+                 patch: int = 4, kernel: int = 3) -> None:
+        super().__init__()
+
+        def act_norm(channels: int) -> list[nn.Module]:
+            return [nn.GELU(), nn.BatchNorm2d(channels)]
+
+        blocks: list[nn.Module] = [nn.Conv2d(in_shape[0], width, patch, stride=patch), *act_norm(width)]
+        for _ in range(depth):
+            blocks += [_Residual(nn.Conv2d(width, width, kernel, groups=width, padding="same"),
+                                 *act_norm(width)),
+                       nn.Conv2d(width, width, 1), *act_norm(width)]
+        self.net = nn.Sequential(*blocks, nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                                 nn.Linear(width, n_classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+IMAGE_ARCHS = ("vit", "mlp", "cnn", "convmixer")
+
+
+def build_image_model(arch: str, data: vision.ImageData, width: int, depth: int = 2,
+                      patch: int = 4) -> nn.Module:
+    """A ViT, MLP or CNN from :mod:`iclr25.vision`, or a :class:`ConvMixer` (seed torch first)."""
+    if arch not in IMAGE_ARCHS:
+        raise ValueError(f"unknown architecture {arch!r}; accepted: {', '.join(IMAGE_ARCHS)}")
+    if arch == "convmixer":
+        return ConvMixer(data.shape, data.n_classes, width, depth, patch)
+    return vision.build(vision.ModelConfig.for_data(arch, data, width=width, depth=depth, patch=patch))
+
+
+SEQUENCE_ARCHS = ("transformer", "lstm", "mlp")
+
+
+class SequenceClassifier(nn.Module):
+    """A transformer, an LSTM or an MLP reading a sequence of token embeddings.
+
+    The embedding table is fixed (random, not trained) and shared by all three, so
+    noise of a given sigma means the same for each: ``forward`` takes token ids,
+    ``from_embeddings`` the embedded sequence (B, T, D) -- the token interface.
+    """
+
+    def __init__(self, arch: str, embeddings: torch.Tensor, length: int, n_classes: int,
+                 width: int = 64) -> None:
+        super().__init__()
+        if arch not in SEQUENCE_ARCHS:
+            raise ValueError(f"unknown architecture {arch!r}; accepted: {', '.join(SEQUENCE_ARCHS)}")
+        self.arch = arch
+        self.register_buffer("embeddings", embeddings)
+        dim = embeddings.shape[1]
+        if arch == "transformer":
+            self.pos = nn.Parameter(0.02 * torch.randn(1, length, dim))
+            block = nn.TransformerEncoderLayer(dim, 4, dim_feedforward=2 * width, dropout=0.0,
+                                               batch_first=True, norm_first=True)
+            self.body = nn.TransformerEncoder(block, 2, enable_nested_tensor=False)
+            features = dim
+        elif arch == "lstm":
+            self.body = nn.LSTM(dim, width, batch_first=True, bidirectional=True)
+            features = 2 * width
+        else:
+            self.body = nn.Sequential(nn.Flatten(), nn.Linear(length * dim, width), nn.ReLU(),
+                                      nn.Linear(width, width), nn.ReLU())
+            features = width
+        self.head = nn.Linear(features, n_classes)
+
+    def from_embeddings(self, e: torch.Tensor) -> torch.Tensor:
+        if self.arch == "transformer":
+            h = self.body(e + self.pos).mean(1)
+        elif self.arch == "lstm":
+            h = self.body(e)[0].mean(1)
+        else:
+            h = self.body(e)
+        return self.head(h)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.from_embeddings(self.embeddings[ids])
+
+
+def sentiment_task(n: int, length: int = 16, vocab: int = 32, signed: int = 8,
+                   seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """A synthetic sequence classification task with a planted rule.
+
+    Token ids are uniform over ``vocab``; the first ``signed`` ids are positive words,
+    the next ``signed`` negative, the rest neutral. The label is 1 when a sequence
+    holds more positive than negative words (sequences with a tie are redrawn), like
+    a bag-of-words sentiment. Returns ids (n, length) and labels (n,).
+    """
+    if 2 * signed > vocab or min(n, length, signed) < 1:
+        raise ValueError(f"sentiment_task needs n, length, signed >= 1 and 2 signed <= vocab; "
+                         f"got n={n}, length={length}, vocab={vocab}, signed={signed}")
+    rng = np.random.default_rng([seed, 3])
+    kept: list[np.ndarray] = []
+    while sum(len(k) for k in kept) < n:
+        ids = rng.integers(0, vocab, (2 * n, length))
+        score = (ids < signed).sum(1) - ((ids >= signed) & (ids < 2 * signed)).sum(1)
+        kept.append(np.c_[ids[score != 0], score[score != 0] > 0])
+    rows = np.concatenate(kept)[:n]
+    return torch.from_numpy(rows[:, :-1]).long(), torch.from_numpy(rows[:, -1]).long()
+
+
+# ---------------------------------------------------------------------------------
+# Training with the regulariser, cached
+# ---------------------------------------------------------------------------------
+
+
+def fit(name: str, config: dict[str, Any], make_model: Callable[[], nn.Module],
+        to_forward: Callable[[nn.Module], Forward], tokens: torch.Tensor, labels: torch.Tensor, *,
+        epochs: int, lr: float = 2e-3, batch_size: int = 64, p: float = 0.0,
+        sigma_reg: float = 1.0, seed: int = 0) -> nn.Module:
+    """Train ``make_model()`` on (tokens, labels) with :func:`regularised_loss` (Adam,
+    minibatches), one CPU thread; cached by ``name``, ``config`` and the settings.
+
+    ``to_forward(model)`` is the model's token interface. Returns the model in eval mode.
+    """
+    key = {"config": config, "epochs": epochs, "lr": lr, "batch_size": batch_size, "p": p,
+           "sigma_reg": sigma_reg, "seed": seed, "n": len(labels),
+           "data": hashlib.sha256(tokens.contiguous().numpy().tobytes()
+                                  + labels.numpy().tobytes()).hexdigest()[:16]}
+
+    def build() -> dict[str, torch.Tensor]:
+        torch.manual_seed(seed)
+        model = make_model()
+        forward = to_forward(model)
+        order = torch.Generator().manual_seed(seed)
+        noise = torch.Generator().manual_seed(seed + 1)
+
+        def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+            perm = torch.randperm(len(labels), generator=order)
+            for start in range(0, len(labels), batch_size):
+                idx = perm[start:start + batch_size]
+                yield tokens[idx], labels[idx]
+
+        def loss_fn(_: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+            return regularised_loss(forward, batch[0], batch[1], p, sigma_reg, noise)
+
+        with core.threads(1):
+            core.train(model, batches, loss_fn, epochs=epochs, lr=lr, desc=name, progress=False)
+        return model.state_dict()
+
+    model = make_model()
+    model.load_state_dict(core.cached(f"sensitivity-{name}", key, build))
+    return model.eval()
+
+
+@torch.no_grad()
+def accuracy(forward: Forward, tokens: torch.Tensor, labels: torch.Tensor) -> float:
+    """Top-1 accuracy of ``forward`` on (tokens, labels)."""
+    return float((forward(tokens).argmax(-1) == labels).float().mean())
+
+
+# ---------------------------------------------------------------------------------
+# Corruptions (robustness)
+# ---------------------------------------------------------------------------------
+
+CORRUPTIONS = ("noise", "blur", "shift")
+
+
+def corrupt(images: torch.Tensor, kind: str, severity: float, seed: int = 0) -> torch.Tensor:
+    """A corrupted copy of images (B, C, H, W) in [0, 1], clipped to [0, 1]:
+    ``"noise"`` adds N(0, severity^2) per pixel, ``"blur"`` is a Gaussian blur of
+    std ``severity`` pixels, ``"shift"`` rolls each image by ``round(severity)`` pixels
+    in a random direction (one of eight)."""
+    from scipy import ndimage
+
+    generator = torch.Generator().manual_seed(seed)
+    if kind == "noise":
+        out = images + severity * torch.randn(images.shape, generator=generator)
+    elif kind == "blur":
+        out = torch.from_numpy(ndimage.gaussian_filter(images.numpy(), (0, 0, severity, severity)))
+    elif kind == "shift":
+        step = round(severity)
+        moves = [(dy, dx) for dy in (-step, 0, step) for dx in (-step, 0, step) if dy or dx]
+        pick = torch.randint(len(moves), (len(images),), generator=generator)
+        out = torch.stack([torch.roll(x, moves[k], dims=(1, 2)) for x, k in zip(images, pick.tolist())])
+    else:
+        raise ValueError(f"unknown corruption {kind!r}; accepted: {', '.join(CORRUPTIONS)}")
+    return out.clamp(0, 1)
+
+
+# ---------------------------------------------------------------------------------
+# Grokking: modular addition with a one-layer transformer
+# ---------------------------------------------------------------------------------
+
+
+class OneLayerTransformer(nn.Module):
+    """Tokens "a b =" -> embeddings + positions -> one attention layer and one MLP
+    (residual, no layer norm, as in the grokking literature) -> logits read at "="."""
+
+    def __init__(self, modulus: int, dim: int = 128, heads: int = 4, hidden: int = 512) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(modulus + 1, dim)  # id `modulus` is "="
+        self.pos = nn.Parameter(0.02 * torch.randn(1, 3, dim))
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, dim))
+        self.unembed = nn.Linear(dim, modulus)
+
+    def from_embeddings(self, e: torch.Tensor) -> torch.Tensor:
+        h = e + self.pos
+        h = h + self.attn(h, h, h, need_weights=False)[0]
+        h = h + self.mlp(h)
+        return self.unembed(h[:, -1])
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.from_embeddings(self.embed(ids))
+
+
+def modular_addition(modulus: int, train_fraction: float, seed: int = 0) -> dict[str, torch.Tensor]:
+    """All pairs (a, b) as "a b =" with label (a + b) mod ``modulus``, split at random:
+    ``train_fraction`` of the pairs for training, the rest for testing."""
+    if modulus < 2 or not 0 < train_fraction < 1:
+        raise ValueError(f"modular_addition needs modulus >= 2 and 0 < train_fraction < 1, "
+                         f"got {modulus!r}, {train_fraction!r}")
+    a, b = torch.meshgrid(torch.arange(modulus), torch.arange(modulus), indexing="ij")
+    ids = torch.stack([a.flatten(), b.flatten(), torch.full((modulus ** 2,), modulus)], 1)
+    labels = (a + b).flatten() % modulus
+    order = torch.randperm(len(ids), generator=torch.Generator().manual_seed(seed))
+    cut = int(train_fraction * len(ids))
+    return {"train_x": ids[order[:cut]], "train_y": labels[order[:cut]],
+            "test_x": ids[order[cut:]], "test_y": labels[order[cut:]]}
+
+
+def grok(modulus: int = 53, train_fraction: float = 0.3, epochs: int = 3000, lr: float = 1e-2,
+         weight_decay: float = 1.0, dim: int = 128, sigma: float = 0.1, every: int = 20,
+         seed: int = 0) -> dict[str, torch.Tensor]:
+    """Full-batch AdamW (weight decay ``weight_decay``) on modular addition, logging every
+    ``every`` epochs the train and test accuracy and the training-set sensitivity
+    (noise of std ``sigma`` on the embedding of a or b, 5 draws). Cached by its arguments.
+
+    Returns tensors ``epoch``, ``train_acc``, ``test_acc``, ``sensitivity``.
+    """
+    config = dict(modulus=modulus, train_fraction=train_fraction, epochs=epochs, lr=lr,
+                  weight_decay=weight_decay, dim=dim, sigma=sigma, every=every, seed=seed)
+
+    def run() -> dict[str, torch.Tensor]:
+        data = modular_addition(modulus, train_fraction, seed)
+        torch.manual_seed(seed)
+        model = OneLayerTransformer(modulus, dim, 4, 4 * dim)
+        optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay,
+                                      betas=(0.9, 0.98))
+        noise = torch.Generator().manual_seed(seed + 1)
+        log: dict[str, list[float]] = {"epoch": [], "train_acc": [], "test_acc": [], "sensitivity": []}
+        with core.threads(1):
+            for epoch in range(epochs + 1):
+                if epoch % every == 0:
+                    model.eval()
+                    with torch.no_grad():
+                        e = model.embed(data["train_x"])
+                        log["epoch"].append(epoch)
+                        log["train_acc"].append(accuracy(model.from_embeddings, e, data["train_y"]))
+                        log["test_acc"].append(accuracy(model, data["test_x"], data["test_y"]))
+                        log["sensitivity"].append(sensitivity(
+                            model.from_embeddings, e, sigma, generator=noise, positions=(0, 1)))
+                    model.train()
+                if epoch == epochs:
+                    break
+                optimiser.zero_grad()
+                F.cross_entropy(model(data["train_x"]), data["train_y"]).backward()
+                optimiser.step()
+        return {k: torch.tensor(v) for k, v in log.items()}
+
+    return core.cached("sensitivity-grok", config, run)
+
+
+def first_epoch(epochs: np.ndarray, values: np.ndarray, threshold: float, *, below: bool,
+                after: int = 0) -> int | None:
+    """The first logged epoch (at or after ``after``) where ``values`` is below (or, with
+    ``below=False``, at or above) ``threshold``; None if never."""
+    epochs, values = np.asarray(epochs), np.asarray(values)
+    hit = (values < threshold) if below else (values >= threshold)
+    hit &= epochs >= after
+    return int(epochs[np.argmax(hit)]) if hit.any() else None
+
+
+# ---------------------------------------------------------------------------------
+# The chapter's parameters
+# ---------------------------------------------------------------------------------
+
+PARAMETERS = {
+    "dataset": Param("digits16", "image set of iclr25.vision", choices=("digits", "digits16", "noisy_digits", "shapes")),
+    "width": Param(32, "hidden width / channels / token width of the image models", low=4, high=512),
+    "epochs": Param(20, "training epochs of each image model", low=1, high=500),
+    "sigma_max": Param(2.0, "largest noise std; the grid is sigma_max / 8, / 4, / 2, / 1", low=0.01, high=100.0),
+    "reg_p": Param(0.5, "weight p of the sensitivity regulariser (paper: 0.5)", low=0.0, high=1.0),
+    "sigma_reg": Param(1.0, "noise std on one patch inside the regulariser (paper: 1)", low=0.0, high=10.0),
+    "n_text": Param(2000, "sequences of the synthetic language task (80% train)", low=100, high=100000),
+    "epochs_text": Param(10, "training epochs of each language model", low=1, high=500),
+    "modulus": Param(53, "modulus p of the grokking task a + b mod p", low=5, high=200),
+    "grok_epochs": Param(3000, "full-batch epochs of the grokking run (cached)", low=10, high=100000),
+    "grok_lr": Param(0.01, "AdamW learning rate of the grokking run", low=1e-5, high=1.0),
+    "repeats": Param(5, "noise draws per input in every sensitivity estimate (paper: 5)", low=1, high=100),
+    "seed": Param(0, "seed of data, initialisation and noise", low=0),
+    "device": Param("cpu", "compute device (the models are tiny: CPU only)", choices=("cpu",)),
+}
+
+SMOKE = {"dataset": "digits", "width": 8, "epochs": 1, "n_text": 200, "epochs_text": 1, "modulus": 7,
+         "grok_epochs": 40, "repeats": 1}

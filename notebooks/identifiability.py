@@ -1,0 +1,573 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Is mechanistic interpretability identifiable?
+#
+# Mechanistic interpretability explains a network by naming an algorithm (the *what*)
+# and the neurons that carry it out (the *where*). Papers speak of "the" circuit of a
+# behaviour. But is that explanation unique? If two different circuits, or two different
+# algorithms, pass the same tests, the test cannot tell us which one the network "really"
+# runs. {cite:p}`meloux2025identifiability` ask the question where it can be answered
+# completely: networks so small that every candidate explanation can be enumerated. They
+# find non-uniqueness everywhere: many circuits replicate the behaviour, a circuit admits
+# many interpretations, several algorithms align causally with the network, and one
+# algorithm aligns with several sets of neurons. This chapter repeats their enumeration on
+# networks trained here.
+
+# %% tags=["parameters"]
+gate = "XOR"
+width = 3
+seeds = 100
+sweep_seeds = 20
+max_width = 5
+variant_seeds = 30
+n_train = 1000
+n_val = 400
+noise_std = 0.1
+lr = 0.01
+batch_size = 100
+max_epochs = 200
+loss_target = 0.01
+algo_depth = 3
+seed = 0
+device = "auto"
+
+# %%
+from iclr25 import core, identifiability
+
+p = core.chapter("identifiability", globals())
+
+# %% [markdown]
+# ## The networks
+#
+# Each network reads two inputs, the corners of the unit square with Gaussian noise
+# (std 0.1), and must output a Boolean gate of the clean corners, XOR by default. It has
+# two hidden layers of `width` LeakyReLU neurons and a linear output, and is trained with
+# the mean squared error and AdamW until an epoch's mean loss falls below `loss_target`,
+# as in the official code; a network that has not got there after `max_epochs`, or that
+# misclassifies more than 1% of fresh noisy inputs, is dropped. The networks of one width
+# are trained together as one batch of weight tensors, each with its own seed, data and
+# batch order.
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: boolean_data
+# ```
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: forward
+# ```
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: train_networks
+# ```
+
+# %%
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+idf = identifiability
+
+
+def config(**changes):
+    """The chapter's training configuration, with ``changes``."""
+    base = dict(gate=p.gate, width=p.width, n_train=p.n_train, n_val=p.n_val, noise_std=p.noise_std,
+                lr=p.lr, batch_size=p.batch_size, max_epochs=p.max_epochs, loss_target=p.loss_target)
+    return idf.TrainConfig(**{**base, **changes})
+
+
+def study(n_seeds, **changes):
+    """Train ``n_seeds`` networks and enumerate the explanations of the converged ones."""
+    cfg = config(**changes)
+    trained = idf.train_cached(cfg, range(p.seed, p.seed + n_seeds), p.torch_device)
+    algorithms = idf.candidate_algorithms(cfg.gate, p.algo_depth)
+    return trained, algorithms, idf.explain(trained, algorithms)
+
+
+main, ALGORITHMS, EXPLAINED = study(p.seeds)
+CONVERGED = np.flatnonzero(main.converged)
+if not len(CONVERGED):
+    raise RuntimeError(f"none of the {p.seeds} networks reached the loss target {p.loss_target} in "
+                       f"{p.max_epochs} epochs; raise seeds or max_epochs")
+print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned {p.gate} "
+      f"(median {np.median(main.epochs[CONVERGED]):.0f} epochs; validation accuracy of those kept "
+      f"{main.val_accuracy[CONVERGED].min():.3f} or more)")
+
+# %% [markdown]
+# ## Where-then-what: circuits, then what they compute
+#
+# A *circuit* here is a subset of the hidden neurons, at least one per layer; the neurons
+# left out are set to zero (the official code's ablation). A circuit *replicates the
+# behaviour* when its rounded output is right on more than 99% of noisy validation inputs,
+# the official criterion. With `width` neurons per layer there are $(2^{w}-1)^2$
+# circuits (49 at width 3, 961 at width 5), and all of them are run in one batched pass.
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: neuron_circuits
+# ```
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: circuit_accuracy
+# ```
+#
+# To interpret a circuit as logic gates, each of its neurons must stand for a Boolean
+# variable. A neuron takes four activation values on the four clean inputs; any threshold
+# between two consecutive distinct values turns it into a truth table, so a neuron has up
+# to three readings:
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: threshold_truth_tables
+# ```
+#
+# An *interpretation* picks one reading per neuron such that each neuron is a function of
+# its parents' readings (the previous layer of the circuit), so that it is a logic gate of
+# them. Two inputs on which a neuron differs must then be told apart by some parent: with
+# truth tables stored as bits, that is one mask operation per neuron,
+# `separations(node) & ~(separations(p1) | separations(p2) | ...) == 0`. As in the official
+# code, a neuron whose gate over exactly two parents could only be XOR or XNOR is ruled
+# out: the target would then be "explained" by itself.
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: _local_ok
+# ```
+#
+# The count over all choices factorises over the two hidden layers:
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: count_interpretations
+# ```
+
+# %%
+n_circuits = np.array([e.n_circuits for e in EXPLAINED])
+per_circuit = np.concatenate([e.interpretations for e in EXPLAINED])
+n_aligned = np.array([len(e.aligned) for e in EXPLAINED])
+per_algorithm = np.array([len(e.locations[k]) for e in EXPLAINED for k in e.aligned])
+
+
+def histogram(fig, values, row, col, log=False):
+    """How many networks (or circuits, algorithms) have each count: bars for counts, a
+    histogram of log10 counts when ``log``."""
+    color = qualitative.Plotly[2 * (row - 1) + col - 1]
+    if log:
+        fig.add_histogram(x=np.log10(values), nbinsx=20, marker_color=color, showlegend=False,
+                          row=row, col=col)
+    else:
+        counts, n = np.unique(values, return_counts=True)
+        fig.add_bar(x=counts, y=n, marker_color=color, showlegend=False, row=row, col=col)
+
+
+fig = make_subplots(rows=2, cols=2, vertical_spacing=0.18, subplot_titles=[
+    "valid circuits per network", "interpretations per valid circuit (log10; circuits with any)",
+    "aligned algorithms per network", "minimal locations per aligned algorithm"])
+histogram(fig, n_circuits, 1, 1)
+histogram(fig, per_circuit[per_circuit > 0], 1, 2, log=True)
+histogram(fig, n_aligned, 2, 1)
+histogram(fig, per_algorithm, 2, 2)
+fig.update_yaxes(title_text="count")
+fig.update_layout(height=560, title=f"Explanations of {len(CONVERGED)} {p.gate} networks "
+                                    f"(width {p.width}), every candidate enumerated")
+fig.show()
+print(f"valid circuits per network: median {np.median(n_circuits):.0f}, max {n_circuits.max()}; "
+      f"interpretations per valid circuit: median {np.median(per_circuit):.0f}, "
+      f"max {per_circuit.max()} ({(per_circuit == 0).sum()} valid circuits have none)")
+
+# %% [markdown]
+# The official code's circuits are finer: besides the neurons, they choose which edges
+# between kept neurons to keep (each kept neuron keeping at least one edge in and one
+# out). At width 3 that makes 9,625 circuits instead of 49, still few enough to run them
+# all, here for the networks of the first `variant_seeds` seeds. Every neuron circuit is
+# also an edge circuit (with all its edges), so the count can only grow.
+
+# %%
+subset = CONVERGED[main.seeds[CONVERGED] < p.seed + p.variant_seeds]
+if p.width <= 3 and len(subset):
+    EDGES = idf.edge_circuits(p.width)
+    edge_valid = (idf.edge_circuit_accuracy(main.nets.select(subset), main.val_x[subset],
+                                            main.val_y[subset], EDGES) > 0.99).sum(1)
+    neuron_valid = n_circuits[np.isin(CONVERGED, subset)]
+    fig = go.Figure()
+    fig.add_scatter(x=neuron_valid, y=edge_valid, mode="markers", marker=dict(size=9, opacity=0.7),
+                    customdata=main.seeds[subset], showlegend=False,
+                    hovertemplate="seed %{customdata}: %{x} neuron circuits, %{y} edge circuits<extra></extra>")
+    fig.update_xaxes(title_text="valid neuron circuits", type="log")
+    fig.update_yaxes(title_text="valid edge circuits (official definition)", type="log")
+    fig.update_layout(height=380, title=f"Circuits with edges: {len(EDGES[0])} candidates per network")
+    fig.show()
+    print(f"valid edge circuits per network: median {np.median(edge_valid):.0f}, "
+          f"min {edge_valid.min()}, max {edge_valid.max()} ({len(subset)} networks)")
+
+# %% [markdown]
+# Below, the network with the most valid circuits, and two of them that share the fewest
+# neurons. Each neuron of a circuit is labelled with the gate of the inputs it computes
+# under one interpretation (the first one found), ablated neurons are grey, and edge
+# colour is the weight's sign (blue positive, red negative).
+
+# %%
+CIRCUITS = idf.neuron_circuits(p.width)
+GROUPS = idf.neuron_groups(p.width)
+VARIABLE_COLORS = qualitative.Set2
+
+
+def draw(fig, nets, index, row, col, active=None, labels=None, colors=None, title="", hovers=None):
+    """Draw network ``index`` in one panel: ``active`` (2, width) marks the neurons shown
+    as part of the circuit, ``labels``/``colors``/``hovers`` map (layer, neuron) to text,
+    colour and hover text, and ``title`` is written above (as a trace, so that the static
+    slider can change it)."""
+    sizes = [2, nets.width, nets.width, 1]
+    top = (nets.width - 1) / 2
+    y = {(l, j): (n - 1) / 2 - j for l, n in enumerate(sizes) for j in range(n)}
+    on = {(l, j): l in (0, 3) or active is None or bool(active[l - 1][j]) for (l, j) in y}
+    segments = {"positive": ([], []), "negative": ([], []), "ablated": ([], [])}
+    for l in range(3):
+        w = nets.weights[l][index]
+        for i, j in np.ndindex(sizes[l], sizes[l + 1]):
+            kept = on[l, i] and on[l + 1, j]
+            kind = ("negative" if w[j, i] < 0 else "positive") if kept else "ablated"
+            segments[kind][0].extend([l, l + 1, None])
+            segments[kind][1].extend([y[l, i], y[l + 1, j], None])
+    style = {"positive": dict(color="#0969da", width=2), "negative": dict(color="#cf222e", width=2),
+             "ablated": dict(color="#d0d7de", width=1, dash="dot")}
+    for kind, (xs, ys) in segments.items():
+        fig.add_scatter(x=xs, y=ys, mode="lines", line=style[kind], hoverinfo="skip",
+                        showlegend=False, row=row, col=col)
+    labels, colors, hovers = labels or {}, colors or {}, hovers or {}
+    nodes = list(y)
+    fig.add_scatter(x=[l for l, _ in nodes], y=[y[n] for n in nodes], mode="markers+text",
+                    text=[labels.get(n, "") for n in nodes], textposition="top center",
+                    marker=dict(size=22, line=dict(color="black", width=1), color=[
+                        colors.get(n, "#8c959f" if not on[n] else "#ffffff") for n in nodes]),
+                    hovertext=[hovers.get((l, j), f"layer {l}, neuron {j}") for l, j in nodes],
+                    hoverinfo="text",
+                    showlegend=False, row=row, col=col)
+    fig.add_scatter(x=[1.5], y=[top + 0.75], mode="text", text=[title], textfont_size=10,
+                    hoverinfo="skip", showlegend=False, row=row, col=col)
+    fig.update_xaxes(range=[-0.3, 3.3], row=row, col=col)
+    fig.update_yaxes(range=[-top - 0.4, top + 0.95], row=row, col=col)
+
+
+def circuit_labels(nets, index, circuit):
+    """Gate names of one interpretation of ``circuit`` (none if it has no interpretation)."""
+    found = idf.first_interpretation(idf.circuit_candidates(nets, index, circuit[None])[0])
+    labels = {(0, 0): "A", (0, 1): "B", (3, 0): p.gate}
+    if found is not None:
+        for layer in (0, 1):
+            for j, t in zip(np.flatnonzero(circuit[layer]), found[layer]):
+                labels[layer + 1, j] = idf.NAMES[t]
+    return labels
+
+
+best = int(np.argmax(n_circuits))
+net = int(CONVERGED[best])
+valid = EXPLAINED[best].circuits
+pairs = [(a, b) for a in valid for b in valid if a < b] or [(valid[0], valid[0])]
+overlap = [(CIRCUITS[a] & CIRCUITS[b]).sum() / (CIRCUITS[a] | CIRCUITS[b]).sum() for a, b in pairs]
+shown = pairs[int(np.argmin(overlap))]
+fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.04)
+for k, c in enumerate(shown):
+    draw(fig, main.nets, net, 1, k + 1, CIRCUITS[c], circuit_labels(main.nets, net, CIRCUITS[c]),
+         title=f"circuit {k + 1}: {CIRCUITS[c].sum()} of {2 * p.width} neurons, "
+               f"{EXPLAINED[best].interpretations[list(valid).index(c)]} interpretations")
+fig.update_xaxes(visible=False).update_yaxes(visible=False)
+fig.update_layout(height=380, title=f"Two perfect circuits of one network (seed {main.seeds[net]}, "
+                                    f"{len(valid)} valid circuits in all)")
+fig.show()
+
+# %% [markdown]
+# ## What-then-where: algorithms, then where they run
+#
+# The other strategy starts from candidate algorithms: every tree of two-input gates of
+# depth at most `algo_depth`, over A and B, that computes the target. Gates are AND and OR
+# with any of their inputs or output negated (so NOT is folded into them); two trees that
+# differ only by negating an intermediate variable, or by swapping a gate's operands, are
+# one algorithm. The official code searches to depth 3 for these networks (the number of
+# hidden layers plus one).
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: candidate_algorithms
+# ```
+#
+# An algorithm is *located* in the network by mapping each of its intermediate variables
+# to a group of neurons of one hidden layer, the groups disjoint. The test is the
+# interchange intervention: run the network on a *base* input, but give the variable's
+# neurons the values they take on a *source* input; the network must then output what
+# the algorithm outputs on the base when that variable takes its value on the source. The
+# interchange intervention accuracy of variable $V$ at neuron group $G$ is the share of
+# the 16 ordered (base $b$, source $s$) pairs on which they agree,
+#
+# $$\mathrm{IIA}(V, G) = \frac{1}{16} \sum_{b, s} \mathbb{1}\left[\mathcal{N}_{G \leftarrow G(s)}(b) = \mathcal{A}_{V \leftarrow V(s)}(b)\right],$$
+#
+# with $\mathcal{N}$ the network (output above 0.5 read as 1) and $\mathcal{A}$ the
+# algorithm. A location counts when every variable has IIA 1, and it is kept when it is
+# minimal (no valid location uses subsets of its groups).
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: patched_outputs
+# ```
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: interchange_accuracy
+# ```
+#
+# ```{literalinclude} ../lib/iclr25/identifiability.py
+# :pyobject: minimal_locations
+# ```
+
+# %%
+hits = np.zeros(len(ALGORITHMS), dtype=int)
+for e in EXPLAINED:
+    hits[e.aligned] += 1
+top = np.argsort(-hits)[:8]
+pd.DataFrame({"algorithm": [ALGORITHMS[k].describe() for k in top],
+              "intermediate variables": [len(ALGORITHMS[k].variables) for k in top],
+              f"networks it aligns with (of {len(EXPLAINED)})": hits[top]}).set_index("algorithm")
+
+# %% [markdown]
+# The table lists the eight candidates that align with the most networks. A network that
+# aligns with two algorithms of different shapes, or with one algorithm at two locations,
+# has two causal explanations that pass the same test.
+
+# %%
+print(f"{len(ALGORITHMS)} candidate algorithms of depth <= {p.algo_depth} compute {p.gate}; "
+      f"aligned algorithms per network: median {np.median(n_aligned):.0f}, max {n_aligned.max()}; "
+      f"minimal locations per aligned algorithm: median {np.median(per_algorithm):.0f}, "
+      f"max {per_algorithm.max()}")
+
+# %% [markdown]
+# ## More neurons, more explanations
+#
+# The same enumeration for every width from 2 to `max_width` (`sweep_seeds` seeds each). The
+# paper finds the number of explanations growing exponentially with the width; the figure
+# shows means over the networks that learned the task, on a log scale, with standard
+# errors.
+
+# %%
+WIDTHS = list(range(2, p.max_width + 1))
+sweep = {w: study(p.sweep_seeds, width=w) for w in WIDTHS}
+MEASURES = {"valid circuits": lambda e: e.n_circuits,
+            "interpretations (all valid circuits)": lambda e: e.n_interpretations,
+            "aligned algorithms": lambda e: len(e.aligned),
+            "minimal locations (all algorithms)": lambda e: e.n_locations}
+growth = {name: [np.array([f(e) for e in sweep[w][2]], dtype=float) for w in WIDTHS]
+          for name, f in MEASURES.items()}
+fig = go.Figure()
+for (name, values), color in zip(growth.items(), qualitative.Plotly):
+    means = [v.mean() if len(v) else np.nan for v in values]
+    errors = [v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0 for v in values]
+    fig.add_scatter(x=WIDTHS, y=means, error_y=dict(array=errors), name=name, mode="lines+markers",
+                    line_color=color, customdata=[len(v) for v in values],
+                    hovertemplate="width %{x}: mean %{y:.3g} over %{customdata} networks<extra></extra>")
+fig.update_yaxes(type="log", title_text="mean per network (log scale)")
+fig.update_xaxes(title_text="neurons per hidden layer", dtick=1)
+fig.update_layout(height=420, title=f"Explanations of {p.gate} networks by width")
+fig.show()
+converged_by_width = {w: int(sweep[w][0].converged.sum()) for w in WIDTHS}
+print("networks that learned the task, by width:", converged_by_width)
+
+# %% [markdown]
+# ## Noise, skew, stopping loss and other gates
+#
+# The paper also varies the training: inputs without noise, a skewed input distribution
+# (each corner drawn with its own random probability, the official
+# `--skewed-distribution`), a smaller stopping loss, and other gates. We add the official
+# learning rate, 0.001 (the book's default is ten times larger, to train in seconds;
+# fewer of these networks reach the loss target within `max_epochs`). For each variant,
+# the share of its networks that show each kind of non-uniqueness (more than one circuit,
+# a circuit with more than one interpretation, more than one aligned algorithm, an
+# algorithm with more than one minimal location).
+
+# %%
+VARIANTS = {"no input noise": dict(noise_std=0.0), "skewed inputs": dict(skewed=True),
+            "loss target 0.001": dict(loss_target=0.001), "learning rate 0.001": dict(lr=0.001),
+            **{f"gate {g}": dict(gate=g) for g in ("AND", "OR", "IMP") if g != p.gate}}
+baseline = [e for e, i in zip(EXPLAINED, CONVERGED) if main.seeds[i] < p.seed + p.variant_seeds]
+variants = {"baseline": (int(len(baseline)), baseline)}
+for name, changes in VARIANTS.items():
+    trained, _, explained = study(p.variant_seeds, **changes)
+    variants[name] = (int(trained.converged.sum()), explained)
+
+KINDS = {"circuits": lambda e: e.n_circuits > 1,
+         "interpretations": lambda e: bool((e.interpretations > 1).any()),
+         "algorithms": lambda e: len(e.aligned) > 1,
+         "locations": lambda e: any(len(l) > 1 for l in e.locations)}
+shares = pd.DataFrame({name: {kind: np.mean([f(e) for e in explained]) if explained else np.nan
+                              for kind, f in KINDS.items()}
+                       for name, (_, explained) in variants.items()}).T
+fig = go.Figure()
+for kind, color in zip(KINDS, qualitative.Plotly):
+    fig.add_bar(x=shares.index, y=shares[kind], name=f"more than one: {kind}", marker_color=color,
+                customdata=[variants[v][0] for v in shares.index],
+                hovertemplate="%{x}: %{y:.0%} of %{customdata} networks<extra></extra>")
+fig.add_hline(y=0.5, line_dash="dot", line_color="gray")
+fig.update_yaxes(title_text="share of networks", range=[0, 1.05], tickformat=".0%")
+fig.update_layout(barmode="group", height=420,
+                  title=f"Non-uniqueness under training variants (width {p.width}, "
+                        f"{p.variant_seeds} seeds each)")
+fig.show()
+shares.assign(networks=[variants[v][0] for v in shares.index]).round(2)
+
+# %% [markdown]
+# ## Browse the explanations of one network
+#
+# Pick a network (a width and a seed). The top row draws up to three of its valid
+# circuits, the sparsest first, each labelled with one interpretation; the bottom row
+# draws up to three aligned algorithms at their first minimal location, one colour per
+# intermediate variable (hover a neuron for its variable's formula). With a running kernel the
+# control redraws any of the networks trained above; the static page has the slider.
+
+# %%
+BROWSE = {f"width {w}, seed {int(sweep[w][0].seeds[i])}": (w, k)
+          for w in WIDTHS for k, i in enumerate(np.flatnonzero(sweep[w][0].converged)[:2])}
+
+
+def browse_figure(label):
+    """Valid circuits and aligned algorithms of one network of the width sweep."""
+    w, k = BROWSE[label]
+    trained, algorithms, explained = sweep[w]
+    index = int(np.flatnonzero(trained.converged)[k])
+    e = explained[k]
+    circuits, groups = idf.neuron_circuits(w), idf.neuron_groups(w)
+    sparsest = sorted(e.circuits, key=lambda c: circuits[c].sum())[:3]
+    aligned = e.aligned[:3]
+    fig = make_subplots(rows=2, cols=3, vertical_spacing=0.06, horizontal_spacing=0.03)
+    for col, c in enumerate(sparsest, start=1):
+        count = e.interpretations[list(e.circuits).index(c)]
+        draw(fig, trained.nets, index, 1, col, circuits[c],
+             circuit_labels(trained.nets, index, circuits[c]),
+             title=f"circuit of {circuits[c].sum()} neurons, {count} interpretations")
+    for col, a in enumerate(aligned, start=1):
+        location = e.locations[a][0]
+        labels, colors, hovers = {(0, 0): "A", (0, 1): "B", (3, 0): p.gate}, {}, {}
+        for v, g in enumerate(location):
+            layer, mask = groups[g]
+            for j in np.flatnonzero(mask):
+                labels[layer + 1, j] = f"v{v + 1}"
+                colors[layer + 1, j] = VARIABLE_COLORS[v % len(VARIABLE_COLORS)]
+                hovers[layer + 1, j] = f"v{v + 1} = {algorithms[a].describe(v)}"
+        draw(fig, trained.nets, index, 2, col, None, labels, colors, title=algorithms[a].describe(),
+             hovers=hovers)
+    fig.update_xaxes(visible=False).update_yaxes(visible=False)
+    fig.update_layout(height=620, title=f"{label}: {len(e.circuits)} valid circuits, "
+                                        f"{e.n_interpretations} interpretations, {len(e.aligned)} "
+                                        f"aligned algorithms, {e.n_locations} minimal locations")
+    return fig
+
+
+core.explore(browse_figure, list(BROWSE), "network");
+
+# %% [markdown]
+# ## Claims
+#
+# The paper's claims, each tested against a bound fixed before running: a kind of
+# non-uniqueness "occurs" when more than half of the networks that learned the task show
+# it (more than one valid circuit; a valid circuit with more than one interpretation;
+# more than one aligned algorithm; an aligned algorithm with more than one minimal
+# location), and the counts "grow with width" when the mean rises at every step from
+# width 2 to `max_width`. The paper reports histograms over 100 networks and a log-scale
+# growth plot; its exact counts are not quoted here.
+
+# %%
+def share(kind):
+    return float(np.mean([KINDS[kind](e) for e in EXPLAINED]))
+
+
+N = len(EXPLAINED)
+SCALE = f"{N} {p.gate} networks of width {p.width}"
+for kind, statement, paper in [
+        ("circuits", "More than one circuit replicates the network's behaviour, in most networks",
+         "multiple circuits with perfect accuracy in most of 100 XOR networks (MLP 2-3-3-1)"),
+        ("interpretations",
+         "A valid circuit admits more than one interpretation as logic gates, in most networks",
+         "multiple consistent interpretations per circuit"),
+        ("algorithms",
+         "More than one candidate algorithm aligns with the network (IIA 1), in most networks",
+         "several algorithms perfectly aligned; in Fig. 2 both depth-2 XOR algorithms align"),
+        ("locations", "An aligned algorithm has more than one minimal location, in most networks",
+         "one algorithm aligned with several neuron subsets")]:
+    measured = share(kind)
+    error = np.sqrt(measured * (1 - measured) / N)
+    core.claim(f"{kind}_not_unique", statement, paper=paper,
+               measured=f"{measured:.0%} (standard error {error:.0%}) of {SCALE}", holds=measured > 0.5,
+               gap=None if measured > 0.5 else (
+                   f"{measured:.0%} of the networks (standard error {error:.0%}), not most, for "
+                   f"{p.gate} at width {p.width} with candidate algorithms up to depth {p.algo_depth}; "
+                   "the variants figure gives the share for the other gates"))
+
+rising = {name: bool(np.all(np.diff([v.mean() for v in values]) > 0)) for name, values in growth.items()
+          if name != "aligned algorithms"}
+means = "; ".join(f"{name}: " + ", ".join(f"{v.mean():.3g}" for v in values)
+                  for name, values in growth.items() if name in rising)
+core.claim("grows_with_width",
+           "The numbers of circuits, interpretations and locations grow with the width",
+           paper="exponential growth with hidden width 2 to 5 (log-scale figure)",
+           measured=f"means by width {WIDTHS[0]}..{WIDTHS[-1]}: {means}",
+           holds=all(rising.values()),
+           gap=None if all(rising.values()) else
+           "not rising at every width for " + ", ".join(k for k, v in rising.items() if not v) +
+           f" ({p.sweep_seeds} seeds per width)")
+weak = [name for name in shares.index if not shares.loc[name, "circuits"] > 0.5]
+core.claim("persists_across_variants",
+           "More than one valid circuit in most networks, under every training variant and gate",
+           paper="non-identifiability persists under noise, skew, stopping loss and other gates",
+           measured=", ".join(f"{name} {shares.loc[name, 'circuits']:.0%}" for name in shares.index),
+           holds=not weak,
+           gap=None if not weak else "not in most networks for " + ", ".join(weak))
+core.claims_table();
+
+# %% [markdown]
+# ### Reading the results
+#
+# The two strategies are not equally permissive. Where-then-what accepts any circuit that
+# reproduces the outputs and any thresholding that makes the neurons gates of each other;
+# the histograms show how many of each a network has. What-then-where asks for more: a
+# perfect interchange accuracy on all 16 (base, source) pairs for every variable. The
+# claims above give, for XOR at width 3, the share of networks in which it still admits
+# more than one explanation, against the "most networks" bound, and the variants figure
+# gives the same shares for the simpler gates. The width sweep shows every count growing
+# with the width: neurons beyond what the task needs leave room for more explanations, as
+# the paper argues.
+#
+# ## What differs from the paper
+#
+# * **Circuits are neuron subsets** in the main counts, the interpretations and the width
+#   sweep. The official code also chooses the edges between kept neurons; those circuits
+#   are counted above for width 3 (9,625 candidates), but not for wider networks, where a
+#   5-by-5 layer alone has 25 million edge subsets that cut no neuron off. Edge circuits
+#   only add to the non-uniqueness.
+# * **An interpretation is one threshold per neuron.** The official count also multiplies
+#   by every choice of gate output for parent patterns the circuit never produces; ours
+#   counts distinct neuron-to-variable mappings, a lower bound of theirs.
+# * **Negated inputs are folded into the gates** (AND and OR with negations), where the
+#   official trees locate a negated input as a variable of its own; and the IIA uses all 16
+#   ordered (base, source) pairs (the official code uses one order of each pair).
+# * **Training is shortened.** The official code draws millions of noisy samples and trains
+#   with learning rate 0.001; here 1,000 samples per network, learning rate 0.01 and at
+#   most `max_epochs` epochs, so that the few hundred networks of this page train in
+#   seconds (the variants figure shows the official rate). Networks that do
+#   not reach the loss target are dropped, as in the official code.
+# * **Fewer networks per width** in the sweep (`sweep_seeds`), and one task per network
+#   (the paper also trains networks on several gates at once).
+#
+# ## Going further
+#
+# The official training settings, more seeds, and wider networks:
+#
+# ```bash
+# python -m iclr25 run identifiability -p lr=0.001 -p max_epochs=2000 -p seeds=200
+# python -m iclr25 run identifiability -p sweep_seeds=100 -p variant_seeds=100
+# python -m iclr25 run identifiability -p gate=AND -p width=4
+# ```
+#
+# Trained networks are cached by configuration (`ICLR25_CACHE`), so a rerun only trains
+# what changed.

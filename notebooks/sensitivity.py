@@ -1,0 +1,486 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Transformers learn low-sensitivity functions
+#
+# Transformers beat MLPs, CNNs and LSTMs on many tasks and are often more robust.
+# What do they prefer to learn? {cite:p}`vasudeva2025sensitivity` answer with one
+# number that makes sense for images and text alike: the *sensitivity* of a model,
+# how often its prediction flips when a single input token (an image patch, a word)
+# is hit by random noise. Transformers, they find, learn less sensitive functions
+# than the other architectures; lower sensitivity goes with robustness and flatter
+# minima; penalising sensitivity makes a model more robust; and on modular
+# addition, the training-set sensitivity falls *before* the test accuracy jumps, a
+# progress measure for grokking. This chapter measures all four on small models
+# trained here.
+
+# %% tags=["parameters"]
+dataset = "digits16"
+width = 32
+epochs = 20
+sigma_max = 2.0
+reg_p = 0.5
+sigma_reg = 1.0
+n_text = 2000
+epochs_text = 10
+modulus = 53
+grok_epochs = 3000
+grok_lr = 0.01
+repeats = 5
+seed = 0
+device = "cpu"
+
+# %%
+from iclr25 import core, sensitivity
+
+p = core.chapter("sensitivity", globals())
+
+# %% [markdown]
+# ## Sensitivity through one token interface
+#
+# Every model is seen as a function from a sequence of $T$ tokens to logits. For a
+# vision transformer the tokens are its non-overlapping image patches; for the MLP,
+# the CNN and the ConvMixer we cut the image into the same patches and reassemble it
+# before the model reads it, so "one token" means the same pixels for all four. For
+# text the tokens are word embeddings. A perturbation picks one position $i$ uniformly
+# and adds Gaussian noise to that token only,
+#
+# $$\tilde x = x + e_i \otimes \eta, \qquad \eta \sim \mathcal N(0, \sigma^2 I),$$
+#
+# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# :pyobject: perturb_one_token
+# ```
+#
+# and the sensitivity is the chance that the prediction changes,
+# $S_\sigma(f) = \mathbb E_x\, \mathbb E_{i,\eta}\, [\arg\max f(\tilde x) \ne \arg\max f(x)]$,
+# averaged over the training set and `repeats` draws per input (the paper uses 5):
+#
+# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# :pyobject: sensitivity
+# ```
+
+# %%
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import torch
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+from scipy.stats import spearmanr
+
+from iclr25 import vision
+
+SIGMAS = [p.sigma_max / 8, p.sigma_max / 4, p.sigma_max / 2, p.sigma_max]
+PATCH = 4
+data = vision.load(p.dataset, p.seed)
+train_tokens = sensitivity.patchify(data.train.x, PATCH)
+print(f"{p.dataset}: {len(data.train)} training images of shape {data.shape}, "
+      f"{train_tokens.shape[1]} patch tokens of {train_tokens.shape[2]} pixels each")
+
+# %% [markdown]
+# ## Vision: ViT, MLP, CNN and ConvMixer
+#
+# The paper trains ViTs, ResNets, DenseNets, ConvMixers and MLPs on CIFAR-10, SVHN
+# and ImageNet. Here the images come from `iclr25.vision` (by default scikit-learn's
+# digits upsampled to 16x16, 60/20/20 train/validation/test), and four small models of
+# the same width are trained with Adam and cross-entropy for the same number of
+# epochs: the ViT, MLP and CNN of `iclr25.vision` and a ConvMixer (patch embedding,
+# then residual depthwise and pointwise convolutions):
+#
+# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# :pyobject: ConvMixer
+# ```
+#
+# The comparison is meant at matched accuracy: the models should fit the training
+# set about equally well, so that a difference in sensitivity is a difference in
+# *which* function they learned. The table shows how close they come.
+
+# %%
+ARCHS = {"vit": "ViT", "mlp": "MLP", "cnn": "CNN", "convmixer": "ConvMixer"}
+COLORS = dict(zip([*ARCHS.values(), "Transformer", "LSTM"], qualitative.Plotly))
+REG_PS = sorted({0.0, p.reg_p / 2, p.reg_p})
+
+
+def train_image(arch, reg=0.0):
+    """One image model, trained (or loaded from the cache) with regulariser weight reg."""
+    return sensitivity.fit(
+        f"image-{arch}", {"arch": arch, "width": p.width, "data": data.spec},
+        lambda: sensitivity.build_image_model(arch, data, p.width, patch=PATCH),
+        lambda m: sensitivity.image_forward(m, data.shape, PATCH),
+        train_tokens, data.train.y, epochs=p.epochs, p=reg, sigma_reg=p.sigma_reg, seed=p.seed)
+
+
+def vit_name(reg):
+    """The table row of the ViT trained with regulariser weight reg."""
+    return "ViT" if reg == 0 else f"ViT, p = {reg:g}"
+
+
+models = {ARCHS[a]: train_image(a) for a in ARCHS}
+models.update({vit_name(r): train_image("vit", r) for r in REG_PS if r > 0})
+
+CORRUPTIONS = {"noise": 0.3, "blur": 1.0, "shift": 1}
+corrupted = {k: sensitivity.corrupt(data.test.x, k, s, seed=p.seed) for k, s in CORRUPTIONS.items()}
+test_tokens = sensitivity.patchify(data.test.x, PATCH)
+rows = {}
+for name, model in models.items():
+    forward = sensitivity.image_forward(model, data.shape, PATCH)
+    curve = sensitivity.sensitivity_curve(forward, train_tokens, SIGMAS, repeats=p.repeats, seed=p.seed)
+    rows[name] = {
+        "train acc": sensitivity.accuracy(forward, train_tokens, data.train.y),
+        "test acc": sensitivity.accuracy(forward, test_tokens, data.test.y),
+        **{f"S({s:g})": v for s, v in zip(SIGMAS, curve)},
+        "mean S": curve.mean(),
+        **{f"{k} acc": sensitivity.accuracy(model, x, data.test.y) for k, x in corrupted.items()},
+        "sharpness": sensitivity.sharpness(model, lambda m: m(data.train.x), seed=p.seed),
+    }
+table = pd.DataFrame(rows).T
+table["corrupted acc"] = table[[f"{k} acc" for k in CORRUPTIONS]].mean(axis=1)
+table.round(3)
+
+# %% [markdown]
+# Accuracies are fractions; $S(\sigma)$ is the sensitivity on the training set at
+# noise std $\sigma$ (pixels lie in $[0, 1]$, a patch has 16 of them); "mean S"
+# averages it over the $\sigma$ grid. The corrupted accuracies are on the test set
+# with Gaussian pixel noise (std 0.3), a Gaussian blur (std 1 pixel) and a one-pixel
+# shift. *Sharpness* is the official code's flatness measure: the mean L1 change of
+# the logits on the training set when every weight gets $\mathcal N(0, 0.05^2)$ noise
+# (five draws).
+#
+# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# :pyobject: sharpness
+# ```
+#
+# ### Sensitivity over the noise level
+
+# %%
+BASE = list(ARCHS.values())
+fig = go.Figure()
+for name in BASE:
+    fig.add_scatter(x=SIGMAS, y=[table.loc[name, f"S({s:g})"] for s in SIGMAS], name=name,
+                    mode="lines+markers", line_color=COLORS[name])
+fig.update_layout(title=f"Sensitivity to noise on one patch ({p.dataset}, training set)",
+                  xaxis_title="noise std sigma", yaxis_title="sensitivity (fraction of flips)",
+                  xaxis_type="log", height=380)
+fig.show()
+
+# %% [markdown]
+# Move $\sigma$ to compare the four models at one noise level (the static page's
+# slider switches between the values of the grid).
+
+# %%
+def sigma_figure(sigma):
+    """Sensitivity and test accuracy of the four image models at noise std sigma."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[f"sensitivity at sigma = {sigma:g}",
+                                                        "test accuracy"])
+    fig.add_bar(x=BASE, y=[table.loc[n, f"S({sigma:g})"] for n in BASE],
+                marker_color=[COLORS[n] for n in BASE], showlegend=False, row=1, col=1)
+    fig.add_bar(x=BASE, y=[table.loc[n, "test acc"] for n in BASE],
+                marker_color=[COLORS[n] for n in BASE], showlegend=False, row=1, col=2)
+    fig.update_yaxes(range=[0, max(0.05, 1.1 * table[[f"S({s:g})" for s in SIGMAS]].values.max())],
+                     row=1, col=1)
+    fig.update_yaxes(range=[0, 1], row=1, col=2)
+    fig.update_layout(title=f"Image models at sigma = {sigma:g}", height=360)
+    return fig
+
+
+core.explore(sigma_figure, SIGMAS, "sigma", active=len(SIGMAS) - 1);
+
+# %%
+vit_mean = table.loc["ViT", "mean S"]
+others = {n: table.loc[n, "mean S"] for n in BASE if n != "ViT"}
+acc_spread = table.loc[BASE, "train acc"].max() - table.loc[BASE, "train acc"].min()
+MATCHED = 0.05  # train accuracies within 5 points count as matched
+core.claim(
+    "vision_lowest",
+    "At matched training accuracy, the ViT has the lowest sensitivity of the four image models "
+    "(mean over the sigma grid)",
+    paper="ViT below MLP, CNN (ResNet, DenseNet) and ConvMixer on CIFAR-10, SVHN, ImageNet",
+    measured=f"ViT {vit_mean:.3f}; " + ", ".join(f"{n} {v:.3f}" for n, v in others.items())
+             + f"; train-accuracy spread {100 * acc_spread:.1f} points",
+    holds=bool(vit_mean < min(others.values()) and acc_spread <= MATCHED),
+    gap=None if vit_mean < min(others.values()) and acc_spread <= MATCHED else (
+        f"train accuracies differ by {100 * acc_spread:.1f} points (not matched)"
+        if acc_spread > MATCHED else
+        f"the {min(others, key=others.get)} is less sensitive at this scale "
+        f"({p.epochs} epochs on {len(data.train)} images)"),
+);
+
+# %% [markdown]
+# ### Robustness and flatness
+#
+# Does lower sensitivity go with better accuracy under corruptions, and with flatter
+# minima? Each point is one trained model (the four architectures and the
+# regularised ViTs). With this few points a rank correlation is only indicative.
+
+# %%
+fig = make_subplots(rows=1, cols=2, subplot_titles=["robustness", "flatness"])
+names = list(table.index)
+rho_robust = spearmanr(table.loc[names, "mean S"], table.loc[names, "corrupted acc"]).statistic
+rho_sharp = spearmanr(table.loc[names, "mean S"], table.loc[names, "sharpness"]).statistic
+for col, column in [(1, "corrupted acc"), (2, "sharpness")]:
+    fig.add_scatter(x=table.loc[names, "mean S"], y=table.loc[names, column], text=names,
+                    mode="markers+text", textposition="top center", showlegend=False,
+                    marker=dict(size=10, color=[COLORS.get(n, COLORS["ViT"]) for n in names]),
+                    row=1, col=col)
+fig.update_xaxes(title_text="mean sensitivity")
+fig.update_yaxes(title_text="mean corrupted test accuracy", col=1)
+fig.update_yaxes(title_text="sharpness (logit change)", type="log", col=2)
+fig.update_layout(height=420, title=f"Spearman rho: sensitivity vs corrupted accuracy "
+                                    f"{rho_robust:+.2f}, vs sharpness {rho_sharp:+.2f}")
+fig.show()
+print(f"Spearman rho(sensitivity, corrupted accuracy) = {rho_robust:+.2f} (paper: negative); "
+      f"rho(sensitivity, sharpness) = {rho_sharp:+.2f} (paper: positive)")
+
+# %%
+MODERATE = 0.5  # |Spearman rho| at least 0.5 counts as a correlation
+most_robust = table.loc[names, "corrupted acc"].idxmax()
+core.claim(
+    "robustness_correlates",
+    "Lower sensitivity goes with higher accuracy under corruptions (Spearman rho <= -0.5 over "
+    "the trained image models)",
+    paper="less sensitive models are more robust on CIFAR-10-C and ImageNet-C",
+    measured=f"rho = {rho_robust:+.2f} over {len(names)} models; most robust: {most_robust} "
+             f"(mean S {table.loc[most_robust, 'mean S']:.3f})",
+    holds=bool(rho_robust <= -MODERATE),
+    gap=None if rho_robust <= -MODERATE else (
+        f"over {len(names)} small models the corrupted accuracy does not follow the one-patch "
+        f"sensitivity: the most robust is the {most_robust}; whole-image pixel noise, blur and "
+        "shift are not one-token perturbations"),
+);
+core.claim(
+    "sharpness_correlates",
+    "Lower sensitivity goes with flatter minima (Spearman rho >= 0.5 between sensitivity and "
+    "sharpness over the trained image models)",
+    paper="less sensitive models sit in flatter minima (CIFAR-10, SVHN)",
+    measured=f"rho = {rho_sharp:+.2f} over {len(names)} models",
+    holds=bool(rho_sharp >= MODERATE),
+    gap=None if rho_sharp >= MODERATE else (
+        f"over {len(names)} small models of different architectures (and parameter counts) "
+        "sharpness does not follow sensitivity"),
+);
+
+# %% [markdown]
+# ## The sensitivity regulariser
+#
+# If low sensitivity helps, it can be asked for. The paper trains with
+#
+# $$\mathcal L = (1-p)\,\mathrm{CE}(f(x), y) + p\,\mathrm{MSE}\big(f(\tilde x), f(x)\big),$$
+#
+# $\tilde x$ with one patch noised (std `sigma_reg`, 1 in the paper), $p = 0.5$:
+#
+# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# :pyobject: regularised_loss
+# ```
+#
+# Move $p$ to see the ViT's sensitivity curve and its accuracy under each corruption
+# next to the unregularised ViT ($p = 0$).
+
+# %%
+def reg_figure(reg):
+    """Sensitivity curve and corrupted accuracies of the ViT trained with weight reg."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["sensitivity (training set)",
+                                                        "test accuracy: clean and corrupted"])
+    columns = ["test acc", *(f"{k} acc" for k in CORRUPTIONS)]
+    for r, color in [(0.0, "gray"), (reg, COLORS["ViT"])]:
+        row = table.loc[vit_name(r)]
+        fig.add_scatter(x=SIGMAS, y=[row[f"S({s:g})"] for s in SIGMAS], name=f"p = {r:g}",
+                        legendgroup=str(r), mode="lines+markers", line_color=color, row=1, col=1)
+        fig.add_bar(x=["clean", *CORRUPTIONS], y=[row[c] for c in columns], name=f"p = {r:g}",
+                    legendgroup=str(r), marker_color=color, showlegend=False, row=1, col=2)
+    fig.update_xaxes(type="log", title_text="noise std sigma", row=1, col=1)
+    fig.update_yaxes(range=[0, 1], row=1, col=2)
+    fig.update_layout(title=f"ViT with the sensitivity regulariser, p = {reg:g}", height=380,
+                      barmode="group")
+    return fig
+
+
+core.explore(reg_figure, REG_PS, "p", active=REG_PS.index(p.reg_p));
+
+# %%
+plain, reg = table.loc["ViT"], table.loc[vit_name(p.reg_p)]
+lowers = bool(reg["mean S"] < plain["mean S"])
+robuster = bool(reg["corrupted acc"] > plain["corrupted acc"])
+core.claim(
+    "regulariser",
+    f"The regulariser (p = {p.reg_p:g}) lowers the ViT's sensitivity and raises its mean "
+    "corrupted accuracy",
+    paper="lower sensitivity and higher accuracy on CIFAR-10-C / SVHN corruptions with p = 0.5",
+    measured=f"mean S {plain['mean S']:.3f} -> {reg['mean S']:.3f}; corrupted accuracy "
+             f"{plain['corrupted acc']:.3f} -> {reg['corrupted acc']:.3f}; clean test "
+             f"{plain['test acc']:.3f} -> {reg['test acc']:.3f}",
+    holds=lowers and robuster,
+    gap=None if lowers and robuster else (
+        "with p = 0 there is no regulariser to test" if p.reg_p == 0 else
+        "the regulariser " + ("did not lower the sensitivity" if not lowers else
+                              "lowered the sensitivity but not the corrupted error")
+        + f" at this scale ({p.epochs} epochs)"),
+);
+
+# %% [markdown]
+# ## Language: a transformer, an LSTM and an MLP over embeddings
+#
+# The paper compares RoBERTa, GPT-2 and LSTMs on GLUE tasks and IMDB. Here the text
+# is synthetic, with a planted rule: sequences of 16 words over a vocabulary of 32,
+# of which 8 are "positive" and 8 "negative"; the label says whether a sequence holds
+# more positive than negative words (like bag-of-words sentiment). All three models
+# read the same fixed random word embeddings (dimension 16), so noise of a given
+# $\sigma$ is the same perturbation for each: a two-block transformer, a
+# bidirectional LSTM (both mean-pooled) and an MLP on the concatenated embeddings.
+
+# %%
+ids, labels = sensitivity.sentiment_task(p.n_text, seed=p.seed)
+embeddings = torch.randn(32, 16, generator=torch.Generator().manual_seed(p.seed))
+cut = int(0.8 * p.n_text)
+text_train, text_test = embeddings[ids[:cut]], embeddings[ids[cut:]]
+TEXT = {"transformer": "Transformer", "lstm": "LSTM", "mlp": "MLP"}
+text_rows = {}
+for arch, name in TEXT.items():
+    model = sensitivity.fit(
+        f"text-{arch}", {"arch": arch, "n": p.n_text},
+        lambda: sensitivity.SequenceClassifier(arch, embeddings, ids.shape[1], 2),
+        lambda m: m.from_embeddings, text_train, labels[:cut], epochs=p.epochs_text, seed=p.seed)
+    curve = sensitivity.sensitivity_curve(model.from_embeddings, text_train, SIGMAS,
+                                          repeats=p.repeats, seed=p.seed)
+    text_rows[name] = {"train acc": sensitivity.accuracy(model.from_embeddings, text_train, labels[:cut]),
+                       "test acc": sensitivity.accuracy(model.from_embeddings, text_test, labels[cut:]),
+                       **{f"S({s:g})": v for s, v in zip(SIGMAS, curve)}, "mean S": curve.mean()}
+text_table = pd.DataFrame(text_rows).T
+fig = go.Figure()
+for name in text_table.index:
+    fig.add_scatter(x=SIGMAS, y=[text_table.loc[name, f"S({s:g})"] for s in SIGMAS], name=name,
+                    mode="lines+markers", line_color=COLORS[name])
+fig.update_layout(title="Sensitivity to noise on one word embedding (training set)",
+                  xaxis_title="noise std sigma", yaxis_title="sensitivity", xaxis_type="log",
+                  height=360)
+fig.show()
+text_table.round(3)
+
+# %%
+t_mean = text_table.loc["Transformer", "mean S"]
+t_others = {n: text_table.loc[n, "mean S"] for n in text_table.index if n != "Transformer"}
+t_spread = text_table["train acc"].max() - text_table["train acc"].min()
+t_holds = bool(t_mean < min(t_others.values()) and t_spread <= MATCHED)
+core.claim(
+    "language_lowest",
+    "At matched training accuracy, the transformer has the lowest sensitivity on the language "
+    "task (mean over the sigma grid)",
+    paper="RoBERTa / GPT-2 below LSTM on MRPC, QQP, IMDB and others",
+    measured=f"Transformer {t_mean:.3f}; " + ", ".join(f"{n} {v:.3f}" for n, v in t_others.items())
+             + f"; train-accuracy spread {100 * t_spread:.1f} points",
+    holds=t_holds,
+    gap=None if t_holds else (
+        f"train accuracies differ by {100 * t_spread:.1f} points (not matched)" if t_spread > MATCHED
+        else f"the {min(t_others, key=t_others.get)} is less sensitive on this synthetic task"),
+);
+
+# %% [markdown]
+# ## Sensitivity as a progress measure for grokking
+#
+# A one-layer transformer learns $a + b \bmod p$ from the sequences "a b =", 30% of all
+# pairs for training, full batch, AdamW with weight decay 1.0. It memorises the
+# training set quickly and generalises to the other 70% only much later: it
+# *groks*. The paper tracks the training-set sensitivity (noise on the embedding of
+# $a$ or $b$, std 0.1): it rises while the model memorises and falls before the test
+# accuracy jumps. The paper uses $p = 113$ and about 17,000 epochs at learning rate
+# $10^{-3}$; to fit two CPU cores we take a smaller $p$ and a larger learning rate
+# (grokking time scales roughly with $1/(\text{learning rate} \times \text{weight decay})$).
+# The run is cached: it trains once, the first time the chapter runs.
+#
+# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# :pyobject: grok
+# ```
+
+# %%
+log = {k: v.numpy() for k, v in sensitivity.grok(
+    modulus=p.modulus, epochs=p.grok_epochs, lr=p.grok_lr, seed=p.seed).items()}
+smooth = pd.Series(log["sensitivity"]).rolling(5, center=True, min_periods=1).mean().to_numpy()
+fig = make_subplots(specs=[[{"secondary_y": True}]])
+fig.add_scatter(x=log["epoch"], y=log["train_acc"], name="train accuracy", line_color="black")
+fig.add_scatter(x=log["epoch"], y=log["test_acc"], name="test accuracy", line_color=COLORS["ViT"])
+fig.add_scatter(x=log["epoch"], y=log["sensitivity"], name="train sensitivity", opacity=0.3,
+                line_color=COLORS["CNN"], secondary_y=True, showlegend=False)
+fig.add_scatter(x=log["epoch"], y=smooth, name="train sensitivity (smoothed)",
+                line_color=COLORS["CNN"], secondary_y=True)
+
+peak_at = int(log["epoch"][np.argmax(smooth)])
+drop = sensitivity.first_epoch(log["epoch"], smooth, smooth.max() / 2, below=True, after=peak_at)
+jump = sensitivity.first_epoch(log["epoch"], log["test_acc"], 0.5, below=False)
+for epoch, label in [(drop, "sensitivity drop"), (jump, "test-accuracy jump")]:
+    if epoch is not None:
+        fig.add_vline(x=epoch, line_dash="dash", line_color="gray", annotation_text=label)
+fig.update_yaxes(title_text="accuracy", range=[0, 1.02], secondary_y=False)
+fig.update_yaxes(title_text="sensitivity", secondary_y=True)
+fig.update_layout(title=f"Grokking a + b mod {p.modulus}", xaxis_title="epoch", height=420)
+fig.show()
+print(f"sensitivity peak at epoch {peak_at}, drop at {drop}, test-accuracy jump at {jump}")
+
+# %% [markdown]
+# The dashed lines mark the two events, defined before the run: the *jump* is the
+# first logged epoch with test accuracy at least 0.5; the *drop* is the first epoch
+# after the peak of the smoothed sensitivity (a centred mean over 5 logged points)
+# where it is back below half that peak. The claim compares them.
+
+# %%
+precedes = drop is not None and jump is not None and drop < jump
+core.claim(
+    "grokking_drop_first",
+    "On modular addition the training-set sensitivity drops before the test accuracy jumps",
+    paper="sensitivity falls ahead of the test-accuracy rise (p = 113, about 17k epochs)",
+    measured=f"sensitivity peak at epoch {peak_at}, drop at {drop}, jump at {jump}"
+             + (f": the drop leads by {jump - drop:+d} epochs" if drop is not None and jump is not None
+                else f" (within {p.grok_epochs} epochs)"),
+    holds=precedes,
+    gap=None if precedes else (
+        f"no grokking within {p.grok_epochs} epochs at this scale" if jump is None else
+        f"the smoothed sensitivity peaked at epoch {peak_at} but "
+        + ("never fell below half its peak" if drop is None else
+           f"fell below half its peak only at epoch {drop}, after the test accuracy rose")
+        + f" (p = {p.modulus}, learning rate {p.grok_lr:g}: a faster, smaller run than the paper's)"),
+);
+
+# %% [markdown]
+# ## Claims
+#
+# The bounds: "lowest" is a strict inequality on the sensitivity averaged over the
+# $\sigma$ grid, with training accuracies within 5 points counting as matched; a
+# correlation needs a Spearman $|\rho| \ge 0.5$ in the paper's direction (a threshold
+# chosen after one trial run had shown the values, so weigh these two claims
+# accordingly; every other bound was fixed before running); the
+# regulariser must lower the average sensitivity *and* raise the mean accuracy over
+# the three corruptions; the grokking events are the thresholds named above.
+
+# %%
+core.claims_table();
+
+# %% [markdown]
+# ### What differs at this scale
+#
+# The paper's models are ResNets, ViTs and pretrained language models trained for
+# hours on CIFAR, ImageNet and GLUE; ours are a few thousand parameters trained for
+# seconds on 16x16 digits and a synthetic text task, and the sensitivity estimates
+# come from a thousand-odd inputs and `repeats` draws, so differences of a point or
+# two are within the noise. The sensitivity curves cross: at small $\sigma$ the
+# ordering can differ from that at large $\sigma$, which is why the claims use the
+# average over the grid. Correlations with robustness and sharpness over a handful
+# of models are indicative only.
+#
+# ## Going further
+#
+# Larger images and models, longer training, and the paper's grokking setting:
+#
+# ```bash
+# python -m iclr25 run sensitivity -p dataset=noisy_digits -p width=64 -p epochs=40
+# python -m iclr25 run sensitivity -p modulus=113 -p grok_lr=0.001 -p grok_epochs=20000
+# ```
+#
+# Trained models and the grokking run are cached by configuration (`ICLR25_CACHE`).

@@ -1,0 +1,207 @@
+"""Unit tests of iclr25.enumerative: the DVV recursion, DRA, conformal coverage, the model."""
+
+from fractions import Fraction
+from math import factorial
+from itertools import combinations_with_replacement
+
+import numpy as np
+import pytest
+import torch
+
+from iclr25 import enumerative as en
+
+# --- exact numbers ------------------------------------------------------------------
+
+# Witten (1991) and the standard tables: <tau_d1 ... tau_dn>_g
+KNOWN = [
+    (0, (0, 0, 0), Fraction(1)),
+    (0, (1, 0, 0, 0), Fraction(1)),
+    (0, (2, 0, 0, 0, 0), Fraction(1)),
+    (0, (1, 1, 0, 0, 0), Fraction(2)),
+    (0, (1, 1, 1, 0, 0, 0), Fraction(6)),
+    (1, (1,), Fraction(1, 24)),
+    (1, (1, 1), Fraction(1, 24)),
+    (1, (2, 0), Fraction(1, 24)),
+    (1, (1, 1, 1), Fraction(1, 12)),
+    (1, (2, 1, 0), Fraction(1, 12)),
+    (1, (3, 0, 0), Fraction(1, 24)),
+    (2, (4,), Fraction(1, 1152)),
+    (2, (3, 2), Fraction(29, 5760)),
+    (2, (2, 2, 2), Fraction(7, 240)),
+    (3, (7,), Fraction(1, 82944)),
+    (3, (6, 2), Fraction(77, 414720)),
+    (3, (5, 3), Fraction(503, 1451520)),
+    (3, (4, 4), Fraction(607, 1451520)),
+]
+
+
+@pytest.mark.parametrize("g, ds, value", KNOWN)
+def test_recursion_gives_the_known_values(g, ds, value):
+    assert en.correlator(g, ds) == value
+    assert en.correlator(g, ds[::-1]) == value  # symmetric in the points
+
+
+def test_one_point_numbers_are_one_over_24_to_the_g_g_factorial():
+    for g in range(1, 9):
+        assert en.correlator(g, (3 * g - 2,)) == Fraction(1, 24**g * factorial(g))
+
+
+def test_genus_zero_is_the_multinomial():
+    # <tau_d1 ... tau_dn>_0 = (n - 3)! / prod d_i!
+    for n in range(3, 8):
+        for ds in en.partitions(n - 3, n):
+            expected = Fraction(factorial(n - 3), int(np.prod([factorial(d) for d in ds])))
+            assert en.correlator(0, ds) == expected
+
+
+def _stable_cases(g_max=4, n_max=5):
+    for g in range(g_max + 1):
+        for n in range(1, n_max + 1):
+            if en.is_stable(g, n):
+                yield from ((g, ds) for ds in en.partitions(3 * g - 3 + n, n))
+
+
+def test_every_virasoro_constraint_gives_the_same_number():
+    # the recursion removes the smallest d_i; removing any other point must agree
+    for g, ds in _stable_cases():
+        if (g, ds) in {(0, (0, 0, 0)), (1, (1,))}:
+            continue
+        value = en.correlator(g, ds)
+        for i in range(len(ds)):
+            assert en.dvv(g, ds, i) == value, (g, ds, i)
+
+
+def test_string_and_dilaton_equations():
+    for g, ds in _stable_cases(g_max=4, n_max=5):
+        n = len(ds)
+        # string: <tau_0 tau_D>_g = sum_j <tau_D with d_j - 1>_g
+        string = sum((en.correlator(g, ds[:j] + (d - 1,) + ds[j + 1:]) for j, d in enumerate(ds) if d > 0),
+                     Fraction(0))
+        assert en.correlator(g, (0,) + ds) == string
+        # dilaton: <tau_1 tau_D>_g = (2g - 2 + n) <tau_D>_g
+        assert en.correlator(g, (1,) + ds) == (2 * g - 2 + n) * en.correlator(g, ds)
+
+
+def test_dimension_constraint_and_bad_input():
+    assert en.correlator(2, (3, 3)) == 0  # sum d = 6 != 3g - 3 + n = 5
+    assert en.correlator(0, (0, 0)) == 0  # unstable
+    with pytest.raises(ValueError, match="g >= 0 and integers d_i >= 0"):
+        en.correlator(-1, (0,))
+    with pytest.raises(ValueError, match="g >= 0 and integers d_i >= 0"):
+        en.correlator(1, (-1, 2))
+
+
+def test_generate_counts_every_partition():
+    rows = en.generate(3, 4)
+    assert len(rows["g"]) == sum(1 for _ in _stable_cases(3, 4))
+    assert all(Fraction(e) > 0 for e in rows["exact"])
+    np.testing.assert_allclose(np.exp(rows["log_value"]), [float(Fraction(e)) for e in rows["exact"]], rtol=1e-12)
+    combos = set(combinations_with_replacement(range(6), 3))
+    assert {tuple(sorted(d)) for g, d in zip(rows["g"], rows["d"]) if g == 1 and len(d) == 3} == \
+        {c for c in combos if sum(c) == 3}
+
+
+def test_asymptotic_is_exact_for_one_point_and_approached_as_g_grows():
+    rows = en.generate(9, 2)
+    data = en.Dataset.from_rows(rows, 2)
+    ratio = data.log_value - en.asymptotic_terms(data).sum(axis=1)
+    np.testing.assert_allclose(ratio[(data.n == 1) & (data.g >= 1)], 0.0, atol=1e-9)
+    two = data.n == 2
+    spread = [np.abs(ratio[two & (data.g == g)]).max() for g in (3, 6, 9)]
+    assert spread[0] > spread[1] > spread[2]
+
+
+# --- activations --------------------------------------------------------------------
+
+
+def test_dra_is_the_package_formula():
+    torch.manual_seed(0)
+    act = en.DRA()
+    x = torch.linspace(-5, 5, 101)
+    a, b, c, d = act.a, act.b, act.c, act.d
+    expected = x + b * torch.sin(a * x) ** 2 / a + c * torch.cos(a * x) + d * torch.tanh(b * x)
+    torch.testing.assert_close(act(x), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("a", [0.0, 1e-30, -1e-8, 2.0])
+def test_dra_output_and_gradients_are_finite_for_any_a_and_large_inputs(a):
+    act = en.DRA()
+    with torch.no_grad():
+        act.a.fill_(a)
+    assert torch.isfinite(act(torch.tensor([-1e30, -1e10, 1e10, 1e30]))).all()
+    # gradients: near a = 0, d/da of b sin^2(a x)/a is b x^2, which leaves float32 beyond
+    # |x| ~ 1e19; for inputs up to 1e6 every gradient must be finite
+    x = torch.tensor([-1e6, -3.0, 0.0, 3.0, 1e6], requires_grad=True)
+    act(x).sum().backward()
+    assert torch.isfinite(x.grad).all()
+    for p in act.parameters():
+        assert torch.isfinite(p.grad).all()
+    # a -> 0: sin^2(a x)/a -> 0, without dividing
+    torch.testing.assert_close(en.sin2_over(torch.tensor(0.0), torch.tensor([1.0, 5.0])), torch.zeros(2))
+
+
+def test_unknown_activation_is_refused():
+    with pytest.raises(ValueError, match="unknown activation 'tanh'; accepted: dra, relu, gelu, snake"):
+        en.activation("tanh")
+
+
+# --- conformal prediction -----------------------------------------------------------
+
+
+def test_conformal_coverage_on_exchangeable_data():
+    # heteroscedastic noise whose scale grows with n; calibration and test exchangeable
+    rng = np.random.default_rng(0)
+    confidence, draws = 0.9, 20
+    covered = {"window": [], "global": []}
+    for _ in range(draws):
+        n_cal, n_test = rng.integers(1, 8, 3000), rng.integers(1, 8, 3000)
+        res_cal, res_test = n_cal * rng.standard_normal(3000), n_test * rng.standard_normal(3000)
+        for name, w in [("window", 0), ("global", None)]:
+            q = en.conformal_halfwidths(res_cal, n_cal, n_test, confidence, w)
+            cov = en.coverage_by_n(res_test, np.zeros(3000), q, n_test)
+            covered[name].append(cov.coverage)
+    window, glob = np.mean(covered["window"], axis=0), np.mean(covered["global"], axis=0)
+    # per-n calibration is valid for every n; the global quantile only on average
+    assert np.all(np.abs(window - confidence) < 0.02)
+    assert glob[0] > 0.97 and glob[-1] < 0.85
+
+
+def test_conformal_quantile_is_the_finite_sample_order_statistic():
+    for m, rank in [(18, 18), (28, 27)]:  # ceil(0.9 (m + 1))-th smallest of 1..m
+        q = en.conformal_halfwidths(np.arange(1.0, m + 1), np.ones(m), np.ones(1), 0.9, None)
+        assert q[0] == rank
+    q = en.conformal_halfwidths(np.ones(5), np.ones(5), np.ones(1), 0.9, 0)  # too few points
+    assert np.isinf(q[0])
+
+
+def test_conformal_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="confidence must lie in"):
+        en.conformal_halfwidths(np.ones(3), np.ones(3), np.ones(1), 1.5, None)
+    with pytest.raises(ValueError, match="window must be >= 0"):
+        en.conformal_halfwidths(np.ones(3), np.ones(3), np.ones(1), 0.9, -1)
+
+
+# --- the model ----------------------------------------------------------------------
+
+
+def test_transformer_ignores_padding_and_learns():
+    rows = en.generate(4, 4)
+    data = en.Dataset.from_rows(rows, 4)
+    model, history = en.fit("dra", data, width=8, layers=1, epochs=30, batch_size=64, lr=0.01, seed=0)
+    assert history[-1] < 0.5 * history[0]
+    assert en.r2(data.log_value, en.predict(model, data)) > 0.9
+    # the same rows padded to more columns give the same predictions
+    wider = en.Dataset.from_rows(rows, 6)
+    np.testing.assert_allclose(en.predict(model, data), en.predict(model, wider), atol=1e-5)
+    assert en.represent(model, data).shape == (len(data), 16)
+
+
+def test_width_must_be_a_multiple_of_heads():
+    with pytest.raises(ValueError, match="multiple of heads"):
+        en.IntersectionTransformer("relu", width=10)
+
+
+def test_parameters_schema_is_consistent():
+    assert {"seed", "device"} <= set(en.PARAMETERS)
+    for name, value in en.SMOKE.items():
+        en.PARAMETERS[name].check(name, value)

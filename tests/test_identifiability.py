@@ -1,0 +1,188 @@
+"""iclr25.identifiability: circuits of a hand-built XOR network, interpretation counts,
+interchange interventions, candidate algorithms, and order-independence of the counts."""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from iclr25 import identifiability as idf
+
+XOR = idf.bits(idf.GATES["XOR"])
+CLEAN = torch.tensor(idf.INPUTS, dtype=torch.float32)
+
+
+def hand_built_xor() -> idf.Networks:
+    """Width 2: n1 = relu(A - B) (A and not B), n2 = relu(B - A) (B and not A); both
+    second-layer neurons m1 = m2 = relu(n1 + n2) = XOR; output 0.7 m1 + 0.7 m2.
+    Either m alone gives 0.7 (rounds to 1), both 1.4 (rounds to 1); n1 or n2 alone
+    misses half of the XOR's ones. So its valid circuits are exactly
+    ({n1, n2}, {m1}), ({n1, n2}, {m2}) and ({n1, n2}, {m1, m2})."""
+    w = [torch.tensor([[[1.0, -1.0], [-1.0, 1.0]]]), torch.tensor([[[1.0, 1.0], [1.0, 1.0]]]),
+         torch.tensor([[[0.7, 0.7]]])]
+    b = [torch.zeros(1, 2), torch.zeros(1, 2), torch.zeros(1, 1)]
+    return idf.Networks(w, b)
+
+
+def test_truth_tables_and_separations():
+    np.testing.assert_array_equal(XOR, [0, 1, 1, 0])
+    np.testing.assert_array_equal(idf.bits(idf.INPUT_A), idf.INPUTS[:, 0])
+    np.testing.assert_array_equal(idf.bits(idf.INPUT_B), idf.INPUTS[:, 1])
+    assert idf.separations(0) == 0 and idf.separations(15) == 0
+    # A separates exactly the pairs whose first input differs: (0,2) (0,3) (1,2) (1,3)
+    expected = sum(1 << k for k, (i, j) in enumerate(idf.PAIRS)
+                   if idf.INPUTS[i, 0] != idf.INPUTS[j, 0])
+    assert idf.separations(idf.INPUT_A) == expected
+    assert idf.separations(idf.INPUT_A) | idf.separations(idf.INPUT_B) == 63
+
+
+def test_hand_built_network_computes_xor_and_has_its_three_circuits():
+    net = hand_built_xor()
+    out = idf.forward(net, CLEAN)[-1][0]
+    np.testing.assert_array_equal(out.round().numpy(), XOR)
+    circuits = idf.neuron_circuits(2)
+    assert len(circuits) == 9 and circuits[-1].all()
+    accuracy = idf.circuit_accuracy(net, CLEAN[None], torch.tensor(XOR, dtype=torch.float32)[None],
+                                    circuits)[0]
+    valid = {tuple(map(tuple, circuits[c].astype(int))) for c in np.flatnonzero(accuracy > 0.99)}
+    assert valid == {((1, 1), (1, 0)), ((1, 1), (0, 1)), ((1, 1), (1, 1))}
+
+
+def test_count_matches_the_listing_and_hand_counts():
+    # first layer A and B exactly, an AND neuron, the output AND: one interpretation
+    assert idf.count_interpretations([[[12], [10]], [[8]], [[8]]]) == 1
+    # an XOR neuron over exactly two parents that reach all four patterns is ruled out
+    assert idf.count_interpretations([[[12], [10]], [[6]], [[6]]]) == 0
+    # ... but not over three parents
+    assert idf.count_interpretations([[[12], [10], [8]], [[6]], [[6]]]) == 1
+    # a neuron that is no function of its parents: B is not a function of A
+    assert idf.count_interpretations([[[12]], [[10]], [[10]]]) == 0
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        shape = [rng.integers(1, 4), rng.integers(1, 4)]
+        cands = [[sorted(rng.choice(np.arange(1, 15), rng.integers(1, 4), replace=False).tolist())
+                  for _ in range(n)] for n in shape] + [[sorted(rng.choice(
+                      [6, 8, 14, 11], rng.integers(1, 3), replace=False).tolist())]]
+        assert idf.count_interpretations(cands) == len(list(idf.interpretations(cands)))
+
+
+def test_threshold_truth_tables_cut_between_distinct_values():
+    assert idf.threshold_truth_tables(np.array([0.0, 1.0, 1.0, 2.0])) == [14, 8]
+    assert idf.threshold_truth_tables(np.array([3.0, 3.0, 3.0, 3.0])) == []
+
+
+def test_interchange_interventions_find_the_built_algorithm_only():
+    net = hand_built_xor()
+    groups = idf.neuron_groups(2)
+    patched = idf.patched_outputs(net, groups)[0]
+    built = idf.Algorithm(((4, "A", "B"), (2, "A", "B"), (14, 0, 1)))  # (A and not B) or (B and not A)
+    wrong = idf.Algorithm(((14, "A", "B"), (8, "A", "B"), (4, 0, 1)))  # (A or B) and not (A and B)
+    a, b = idf.INPUTS[:, 0], idf.INPUTS[:, 1]
+    np.testing.assert_array_equal(built.run(a, b), XOR)
+    np.testing.assert_array_equal(wrong.run(a, b), XOR)
+    n1 = next(k for k, (layer, m) in enumerate(groups) if layer == 0 and m.tolist() == [True, False])
+    n2 = next(k for k, (layer, m) in enumerate(groups) if layer == 0 and m.tolist() == [False, True])
+    iia = idf.interchange_accuracy(patched, built)
+    assert iia[0, n1] == 1.0 and iia[1, n2] == 1.0
+    assert iia[0, n2] < 1.0  # the wrong neuron for the variable
+    assert idf.interchange_accuracy(patched, wrong)[:, [n1, n2]].diagonal().min() < 1.0
+    assert idf.minimal_locations(iia, groups) == [(n1, n2)]
+    assert idf.minimal_locations(idf.interchange_accuracy(patched, wrong), groups) == []
+
+
+def test_candidate_algorithms():
+    xor2 = idf.candidate_algorithms("XOR", 2)
+    assert len(xor2) == 2  # the paper's two: OR and NAND, or the two one-sided ANDs
+    a, b = idf.INPUTS[:, 0], idf.INPUTS[:, 1]
+    for depth in (2, 3):
+        for alg in idf.candidate_algorithms("XOR", depth):
+            np.testing.assert_array_equal(alg.run(a, b), XOR)
+    assert idf.candidate_algorithms("XOR", 1) == []
+    assert [alg.describe() for alg in idf.candidate_algorithms("AND", 1)] == ["A ∧ B"]
+    assert len(idf.candidate_algorithms("XOR", 3)) > len(xor2)
+
+
+def test_bad_input_is_refused_with_what_is_accepted():
+    with pytest.raises(ValueError, match="unknown gate 'FOO'; accepted: XOR, AND"):
+        idf.boolean_data("FOO", 10, 0.1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="algorithm depth must be 1, 2 or 3"):
+        idf.candidate_algorithms("XOR", 4)
+
+
+def permuted(nets: idf.Networks, p1: np.ndarray, p2: np.ndarray) -> idf.Networks:
+    """The same networks with their hidden neurons renumbered."""
+    p1, p2 = torch.as_tensor(p1), torch.as_tensor(p2)
+    w = [nets.weights[0][:, p1], nets.weights[1][:, p2][:, :, p1], nets.weights[2][:, :, p2]]
+    b = [nets.biases[0][:, p1], nets.biases[1][:, p2], nets.biases[2]]
+    return idf.Networks(w, b)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    config = idf.TrainConfig(width=3, n_train=1000, n_val=100, lr=0.01, max_epochs=150)
+    return idf.train_networks(config, [0, 1, 2])
+
+
+def test_training_reaches_the_loss_target(trained):
+    assert trained.converged.sum() >= 2
+    ok = trained.converged
+    assert (trained.loss[ok] < 0.01).all() and (trained.val_accuracy[ok] >= 0.99).all()
+    out = idf.forward(trained.nets, CLEAN)[-1].round().numpy()
+    assert (out[ok] == XOR).all()
+
+
+def test_counts_do_not_depend_on_the_order_of_enumeration(trained):
+    algorithms = idf.candidate_algorithms("XOR", 3)
+    before = idf.explain(trained, algorithms)
+    rng = np.random.default_rng(1)
+    p1, p2 = rng.permutation(3), rng.permutation(3)
+    shuffled = idf.Trained(permuted(trained.nets, p1, p2), *[
+        getattr(trained, f) for f in ("seeds", "epochs", "loss", "val_accuracy", "converged",
+                                      "val_x", "val_y")])
+    after = idf.explain(shuffled, algorithms[::-1])
+    for x, y in zip(before, after):
+        assert x.n_circuits == y.n_circuits
+        assert sorted(x.interpretations) == sorted(y.interpretations)
+        assert x.n_interpretations == y.n_interpretations
+        assert x.n_locations == y.n_locations
+        assert sorted(len(l) for l in x.locations) == sorted(len(l) for l in y.locations)
+    # the interpretation count does not depend on the order of the neurons in a layer
+    net = int(np.flatnonzero(trained.converged)[0])
+    cands = idf.circuit_candidates(trained.nets, net, idf.neuron_circuits(3)[-1:])[0]
+    for order in itertools.permutations(range(3)):
+        reordered = [[cands[0][i] for i in order], cands[1][::-1], cands[2]]
+        assert idf.count_interpretations(reordered) == idf.count_interpretations(cands)
+
+
+def test_first_interpretation_is_one_of_the_listed():
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        cands = [[sorted(rng.choice(np.arange(1, 15), rng.integers(1, 4), replace=False).tolist())
+                  for _ in range(rng.integers(1, 4))] for _ in range(2)] + [[[6]]]
+        listed = list(idf.interpretations(cands))
+        found = idf.first_interpretation(cands)
+        assert (found is None) == (not listed)
+        assert found is None or found in listed
+
+
+def test_edge_circuits_contain_the_neuron_circuits():
+    assert len(idf.edge_covers(3, 3)) == 265 and len(idf.edge_covers(2, 3)) == 25
+    edges = idf.edge_circuits(2)
+    # one first-layer neuron (2 ways, 1 edge cover from the inputs), then 1 or 2 second-layer
+    # neurons (2 + 1 ways); two first-layer neurons (7 covers), then 2 x 1 + 1 x 7 ways
+    assert len(edges[0]) == 2 * 1 * (2 + 1) + 7 * (2 * 1 + 7) == 69
+    assert len(idf.edge_circuits(3)[0]) == 9625
+    net = hand_built_xor()
+    y = torch.tensor(XOR, dtype=torch.float32)[None]
+    by_edges = idf.edge_circuit_accuracy(net, CLEAN[None], y, edges)[0]
+    by_neurons = idf.circuit_accuracy(net, CLEAN[None], y, idf.neuron_circuits(2))[0]
+    for c, mask in enumerate(idf.neuron_circuits(2)):  # the circuit with all its edges
+        full = [(edges[0].any(-1) == mask[0]).all(-1),
+                (edges[1].any(-1) == mask[1]).all(-1)]
+        k = np.flatnonzero(full[0] & full[1] & (edges[0].sum((1, 2)) == 2 * mask[0].sum())
+                           & (edges[1].sum((1, 2)) == mask[0].sum() * mask[1].sum()))
+        assert len(k) == 1 and by_edges[k[0]] == by_neurons[c]
+    assert (by_edges > 0.99).sum() >= (by_neurons > 0.99).sum()
+    with pytest.raises(ValueError, match="widths 1 to 3 only"):
+        idf.edge_circuits(4)

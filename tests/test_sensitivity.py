@@ -1,0 +1,171 @@
+"""iclr25.sensitivity: the sensitivity estimate, the one-token perturbation, the
+regulariser, sharpness, corruptions, the models and the grokking run."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from iclr25 import sensitivity, vision
+
+
+def test_a_constant_model_has_sensitivity_zero():
+    tokens = torch.randn(200, 5, 3)
+    constant = lambda t: torch.tensor([0.0, 1.0, 0.5]).expand(len(t), 3)  # noqa: E731
+    assert sensitivity.sensitivity(constant, tokens, sigma=100.0, repeats=3) == 0.0
+
+
+def test_a_model_reading_only_the_noised_token_flips_almost_always():
+    # one token, D = 50 features read as logits: huge noise makes the argmax uniform
+    tokens = torch.randn(400, 1, 50)
+    reader = lambda t: t[:, 0]  # noqa: E731
+    s = sensitivity.sensitivity(reader, tokens, sigma=1e4, repeats=2,
+                                generator=torch.Generator().manual_seed(0))
+    assert s > 0.95
+    # with four tokens of which it reads one, only a quarter of the draws touch it
+    tokens = torch.randn(2000, 4, 50)
+    s = sensitivity.sensitivity(reader, tokens, sigma=1e4, repeats=2,
+                                generator=torch.Generator().manual_seed(0))
+    assert s == pytest.approx(0.25 * 49 / 50, abs=0.03)
+    # unless the noise is restricted to the token it reads
+    s = sensitivity.sensitivity(reader, tokens, sigma=1e4, positions=(0,),
+                                generator=torch.Generator().manual_seed(0))
+    assert s > 0.95
+    # and no noise flips nothing
+    assert sensitivity.sensitivity(reader, tokens, sigma=0.0) == 0.0
+
+
+def test_the_perturbation_touches_exactly_one_token():
+    tokens = torch.randn(300, 6, 4)
+    noised, pick = sensitivity.perturb_one_token(tokens, 0.5, torch.Generator().manual_seed(1))
+    changed = (noised != tokens).any(-1)  # (batch, tokens)
+    assert torch.equal(changed.sum(1), torch.ones(300, dtype=torch.long))
+    assert torch.equal(changed.float().argmax(1), pick)
+    assert set(pick.tolist()) == set(range(6))  # every position can be chosen
+    delta = (noised - tokens)[torch.arange(300), pick]
+    assert delta.std().item() == pytest.approx(0.5, rel=0.1)
+    _, pick = sensitivity.perturb_one_token(tokens, 0.5, positions=(1, 3))
+    assert set(pick.tolist()) <= {1, 3}
+    with pytest.raises(ValueError, match=r"\(batch, tokens, features\)"):
+        sensitivity.perturb_one_token(torch.zeros(3, 4), 1.0)
+    with pytest.raises(ValueError, match="sigma must be >= 0"):
+        sensitivity.perturb_one_token(tokens, -1.0)
+
+
+def test_patches_are_the_vit_tokens_and_round_trip():
+    images = torch.rand(5, 1, 16, 16)
+    tokens = sensitivity.patchify(images, 4)
+    assert tokens.shape == (5, 16, 16)
+    assert torch.equal(tokens[:, 0], images[:, 0, :4, :4].flatten(1))  # top-left patch first
+    assert torch.equal(tokens[:, 1], images[:, 0, :4, 4:8].flatten(1))  # then along the row
+    assert torch.equal(sensitivity.unpatchify(tokens, (1, 16, 16), 4), images)
+    # noise on one token is noise on one 4x4 block of pixels
+    noised, pick = sensitivity.perturb_one_token(tokens, 1.0)
+    diff = (sensitivity.unpatchify(noised, (1, 16, 16), 4) != images)[:, 0]
+    assert torch.equal(diff.sum((1, 2)), torch.full((5,), 16))
+    with pytest.raises(ValueError, match="must divide"):
+        sensitivity.patchify(torch.rand(1, 1, 10, 10), 4)
+
+
+def test_regularised_loss_mixes_cross_entropy_and_output_mse():
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(12, 3)
+    forward = lambda t: layer(t.flatten(1))  # noqa: E731
+    tokens, labels = torch.randn(8, 3, 4), torch.randint(0, 3, (8,))
+    ce = F.cross_entropy(forward(tokens), labels)
+    assert torch.allclose(sensitivity.regularised_loss(forward, tokens, labels, 0.0, 1.0), ce)
+    gen = lambda: torch.Generator().manual_seed(3)  # noqa: E731
+    noised, _ = sensitivity.perturb_one_token(tokens, 1.0, gen())
+    mse = F.mse_loss(forward(noised), forward(tokens))
+    mixed = sensitivity.regularised_loss(forward, tokens, labels, 0.25, 1.0, gen())
+    assert torch.allclose(mixed, 0.75 * ce + 0.25 * mse)
+    with pytest.raises(ValueError, match="must be in \\[0, 1\\]"):
+        sensitivity.regularised_loss(forward, tokens, labels, 1.5, 1.0)
+
+
+def test_sharpness_is_zero_without_noise_and_restores_the_weights():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    x = torch.randn(50, 4)
+    before = [w.clone() for w in model.parameters()]
+    assert sensitivity.sharpness(model, lambda m: m(x), std=0.0) == 0.0
+    small = sensitivity.sharpness(model, lambda m: m(x), std=0.01)
+    large = sensitivity.sharpness(model, lambda m: m(x), std=0.1)
+    assert 0 < small < large
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+def test_corruptions():
+    images = torch.rand(20, 1, 8, 8)
+    shifted = sensitivity.corrupt(images, "shift", 1)
+    assert torch.allclose(shifted.sum((1, 2, 3)), images.sum((1, 2, 3)))  # a roll keeps every pixel
+    assert not torch.equal(shifted, images)
+    blurred = sensitivity.corrupt(images, "blur", 1.0)
+    assert blurred.std() < images.std()
+    noisy = sensitivity.corrupt(images, "noise", 0.5)
+    assert noisy.min() >= 0 and noisy.max() <= 1 and not torch.equal(noisy, images)
+    with pytest.raises(ValueError, match="unknown corruption 'rain'; accepted: noise, blur, shift"):
+        sensitivity.corrupt(images, "rain", 1.0)
+
+
+def test_image_models_share_the_token_interface():
+    data = vision.load("digits16")
+    tokens = sensitivity.patchify(data.train.x[:6], 4)
+    for arch in sensitivity.IMAGE_ARCHS:
+        model = sensitivity.build_image_model(arch, data, 8).eval()
+        logits = sensitivity.image_forward(model, data.shape, 4)(tokens)
+        assert logits.shape == (6, 10)
+        assert torch.allclose(logits, model(data.train.x[:6]), atol=1e-5)
+    with pytest.raises(ValueError, match="unknown architecture 'resnet'"):
+        sensitivity.build_image_model("resnet", data, 8)
+
+
+def test_sequence_classifiers_read_embeddings():
+    embeddings = torch.randn(32, 16)
+    ids = torch.randint(0, 32, (5, 16))
+    for arch in sensitivity.SEQUENCE_ARCHS:
+        model = sensitivity.SequenceClassifier(arch, embeddings, 16, 2).eval()
+        assert torch.equal(model(ids), model.from_embeddings(embeddings[ids]))
+        assert "embeddings" not in dict(model.named_parameters())  # fixed, not trained
+    with pytest.raises(ValueError, match="unknown architecture 'gru'"):
+        sensitivity.SequenceClassifier("gru", embeddings, 16, 2)
+
+
+def test_sentiment_task_follows_its_planted_rule():
+    ids, labels = sensitivity.sentiment_task(500, length=16, vocab=32, signed=8, seed=1)
+    assert ids.shape == (500, 16) and labels.shape == (500,)
+    score = (ids < 8).sum(1) - ((ids >= 8) & (ids < 16)).sum(1)
+    assert (score != 0).all()
+    assert torch.equal(labels, (score > 0).long())
+    assert 0.3 < labels.float().mean() < 0.7
+    with pytest.raises(ValueError, match="2 signed <= vocab"):
+        sensitivity.sentiment_task(10, vocab=10, signed=8)
+
+
+def test_modular_addition_splits_all_pairs():
+    data = sensitivity.modular_addition(7, 0.3, seed=0)
+    assert len(data["train_y"]) == int(0.3 * 49) and len(data["test_y"]) == 49 - int(0.3 * 49)
+    x = torch.cat([data["train_x"], data["test_x"]])
+    y = torch.cat([data["train_y"], data["test_y"]])
+    assert len({tuple(r) for r in x[:, :2].tolist()}) == 49
+    assert torch.equal(y, (x[:, 0] + x[:, 1]) % 7) and (x[:, 2] == 7).all()
+    with pytest.raises(ValueError, match="0 < train_fraction < 1"):
+        sensitivity.modular_addition(7, 1.5)
+
+
+def test_grok_logs_and_caches(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    log = sensitivity.grok(modulus=5, epochs=20, dim=16, every=10)
+    assert log["epoch"].tolist() == [0, 10, 20]
+    for key in ("train_acc", "test_acc", "sensitivity"):
+        assert ((log[key] >= 0) & (log[key] <= 1)).all()
+    assert len(list(tmp_path.iterdir())) == 1
+    again = sensitivity.grok(modulus=5, epochs=20, dim=16, every=10)
+    assert all(torch.equal(log[k], again[k]) for k in log)
+
+
+def test_first_epoch():
+    epochs, values = np.array([0, 10, 20, 30]), np.array([0.1, 0.6, 0.2, 0.9])
+    assert sensitivity.first_epoch(epochs, values, 0.5, below=False) == 10
+    assert sensitivity.first_epoch(epochs, values, 0.5, below=True, after=10) == 20
+    assert sensitivity.first_epoch(epochs, values, 0.95, below=False) is None

@@ -1,0 +1,197 @@
+"""iclr25.tgbseq: the protocol (split, negatives, MRR), the sampler, EdgeBank and the models."""
+
+import numpy as np
+import pytest
+import torch
+
+from iclr25 import tgbseq
+
+
+@pytest.fixture(scope="module")
+def stream():
+    return tgbseq.generate(60, 80, 20, repeat=0.5, noise=0.2, n_patterns=3, seed=1)
+
+
+def hand_stream(pairs):
+    """A stream from (user, item) pairs at times 1, 2, 3, ..."""
+    src, dst = (np.array(x) for x in zip(*pairs))
+    return tgbseq.Stream(src, dst, np.arange(1.0, len(pairs) + 1), int(src.max()) + 1, int(dst.max()) + 1)
+
+
+# --- the protocol ---------------------------------------------------------------------
+
+
+def test_chronological_split_has_no_future_leakage(stream):
+    n_train, n_val = tgbseq.chronological_split(stream)
+    t = stream.t
+    assert t[:n_train].max() < t[n_train:n_train + n_val].min()
+    assert t[n_train:n_train + n_val].max() < t[n_train + n_val:].min()
+    assert n_train / len(stream) == pytest.approx(0.7, abs=0.01)
+    assert n_val / len(stream) == pytest.approx(0.15, abs=0.01)
+
+
+def test_negatives_never_include_the_positive_and_are_distinct():
+    rng = np.random.default_rng(0)
+    positives = rng.integers(150, size=300)
+    neg = tgbseq.sample_negatives(positives, 150, 100, rng)
+    assert neg.shape == (300, 100)
+    assert not (neg == positives[:, None]).any()
+    assert all(len(set(row)) == 100 for row in neg)
+    assert neg.min() >= 0 and neg.max() < 150
+    # fewer items than asked: every other item, once
+    small = tgbseq.sample_negatives(np.array([3, 0]), 10, 100, rng)
+    assert small.shape == (2, 9)
+    assert [sorted(r) for r in small] == [sorted(set(range(10)) - {3}), list(range(1, 10))]
+
+
+def test_benchmark_stores_fixed_negatives_for_test_positives(stream):
+    bench = tgbseq.benchmark(stream, 100, 50, seed=0)
+    assert bench.negatives.shape == (50, 79)
+    assert (bench.eval_idx >= bench.n_train + bench.n_val).all()
+    assert not (bench.negatives == stream.dst[bench.eval_idx, None]).any()
+    again = tgbseq.benchmark(stream, 100, 50, seed=0)
+    np.testing.assert_array_equal(bench.negatives, again.negatives)
+
+
+def test_mrr_on_hand_made_rankings():
+    pos = np.array([0.9, 0.5, 0.1])
+    neg = np.array([[0.1, 0.5], [0.9, 0.5], [0.2, 0.3]])
+    # ranks: 1; 1 + 1 + 1/2 (one above, one tied) = 2.5; 3
+    np.testing.assert_allclose(tgbseq.ranks(pos, neg), [1, 2.5, 3])
+    assert tgbseq.mrr(pos, neg) == pytest.approx((1 + 1 / 2.5 + 1 / 3) / 3)
+    # a constant score ties everything: rank (k + 2) / 2
+    assert tgbseq.mrr(np.zeros(4), np.zeros((4, 100))) == pytest.approx(1 / 51)
+
+
+def test_mrr_refuses_mismatched_shapes():
+    with pytest.raises(ValueError, match=r"pos of shape \[n\] and neg of shape \[n, k\]"):
+        tgbseq.mrr(np.zeros(3), np.zeros((2, 5)))
+
+
+def test_edgebank_scores_exactly_one_over_rank_on_a_stream_that_only_repeats():
+    # user u takes item u again and again; user 0 also took item 2 once, early
+    pairs = [(0, 2)] + [(u, u) for _ in range(10) for u in range(4)]
+    s = hand_stream(pairs)
+    bank = tgbseq.EdgeBank(s)
+    queries = np.arange(5, len(s))  # every one a repeat
+    assert tgbseq.seen_before(s, queries).all()
+    neg = np.array([[v for v in range(4) if v != s.dst[i]] for i in queries])
+    scores = [bank.score(np.repeat(s.src[i], 4), np.r_[s.dst[i], neg[j]], np.repeat(s.t[i], 4))
+              for j, i in enumerate(queries)]
+    scores = np.array(scores)
+    # the positive scores 1; a negative scores 1 only for user 0 and item 2 (a tie)
+    expected = np.where(s.src[queries] == 0, 1 / 1.5, 1.0)
+    np.testing.assert_allclose(1 / tgbseq.ranks(scores[:, 0], scores[:, 1:]), expected)
+    assert tgbseq.mrr(scores[:, 0], scores[:, 1:]) == pytest.approx(expected.mean())
+
+
+def test_edgebank_forgets_nothing_and_sees_nothing_ahead():
+    s = hand_stream([(0, 1), (0, 2), (1, 1)])
+    bank = tgbseq.EdgeBank(s)
+    np.testing.assert_array_equal(bank.score([0, 0, 0, 1], [1, 1, 2, 1], [1.0, 1.5, 2.0, 9.0]),
+                                  [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("repeat", [0.0, 0.3, 0.7])
+def test_generator_statistics_match_the_knob(repeat):
+    # many items and no noise: a walk never meets its own past, so repeats come from the knob only
+    s = tgbseq.generate(400, 5000, 30, repeat=repeat, noise=0.0, n_patterns=4, seed=0)
+    n_train, n_val = tgbseq.chronological_split(s)
+    stats = tgbseq.repeat_ratios(s, n_train, n_val)
+    assert stats["test"] == pytest.approx(repeat, abs=0.03)
+    # over the whole stream the first interaction of a user cannot repeat
+    assert tgbseq.seen_before(s, np.arange(len(s))).mean() == pytest.approx(repeat * 29 / 30, abs=0.02)
+
+
+def test_generator_walks_follow_a_cyclic_order():
+    s = tgbseq.generate(5, 50, 20, repeat=0.0, noise=0.0, n_patterns=1, seed=3)
+    sequences = [s.dst[s.src == u] for u in range(5)]
+    succ = {}
+    for seq in sequences:
+        assert len(set(seq)) == len(seq)  # no repeats
+        for a, b in zip(seq[:-1], seq[1:]):
+            assert succ.setdefault(a, b) == b  # one successor per item, shared by all users
+
+
+def test_toy_is_deterministic_and_mostly_repeats():
+    s = tgbseq.toy(50, seed=0)
+    assert s.n_items == 10 and len(s) == 50 * 30
+    for u in range(50):
+        seq = s.dst[s.src == u]
+        assert np.bincount(seq, minlength=10).tolist() == [3] * 10  # one full cycle
+        assert (seq[1:] != seq[:-1]).all()
+    n_train, n_val = tgbseq.chronological_split(s)
+    assert tgbseq.repeat_ratios(s, n_train, n_val)["test"] > 0.9
+
+
+def test_generate_refuses_bad_input():
+    with pytest.raises(ValueError, match="repeat must lie in"):
+        tgbseq.generate(10, 10, 5, repeat=1.5, noise=0.1, n_patterns=1, seed=0)
+    with pytest.raises(ValueError, match="must be >= 1"):
+        tgbseq.generate(10, 0, 5, repeat=0.5, noise=0.1, n_patterns=1, seed=0)
+
+
+# --- the sampler and the models ----------------------------------------------------------
+
+
+def test_recent_sampler_returns_the_k_latest_links_strictly_before_t(stream):
+    sampler = tgbseq.RecentNeighbors(stream)
+    k = 5
+    nodes = np.r_[stream.src, stream.dst + stream.n_users]
+    times = np.r_[stream.t, stream.t]
+    ids, t, mask = sampler(nodes, times, k)
+    assert (t[mask] < np.broadcast_to(times[:, None], t.shape)[mask]).all()
+    for row in range(0, len(nodes), 37):  # brute force on a sample of queries
+        x, when = nodes[row], times[row]
+        if x < stream.n_users:
+            hit = (stream.src == x) & (stream.t < when)
+            other = stream.dst[hit] + stream.n_users
+        else:
+            hit = (stream.dst == x - stream.n_users) & (stream.t < when)
+            other = stream.src[hit]
+        want_ids, want_t = other[-k:], stream.t[hit][-k:]
+        np.testing.assert_array_equal(ids[row][mask[row]], want_ids)
+        np.testing.assert_array_equal(t[row][mask[row]], want_t)
+        assert mask[row].sum() == min(k, hit.sum()) and mask[row, k - mask[row].sum():].all()
+
+
+@pytest.mark.parametrize("name", ["GraphMixer", "DyGFormer", "SASRec"])
+def test_models_do_not_see_the_future(name, stream):
+    """A model's score for (u, v, t) is unchanged when every link at or after t is rewritten."""
+    bench = tgbseq.benchmark(stream, 20, 20, seed=0)
+    fit = tgbseq.fit(name, bench, epochs=1, lr=0.01, batch_size=64, dim=16, neighbors=8, seed=0)
+    when = stream.t[bench.n_train + bench.n_val]  # queries of every user, all at one test time
+    rng = np.random.default_rng(5)
+    u, v = np.arange(stream.n_users), rng.integers(stream.n_items, size=stream.n_users)
+    t = np.full(stream.n_users, when)
+    before = fit.model.score(u, v, t)
+    future = stream.t >= when
+    changed = tgbseq.Stream(stream.src.copy(), np.where(future, rng.integers(stream.n_items, size=len(stream)),
+                                                        stream.dst), stream.t, stream.n_users, stream.n_items)
+    fit.model.sampler = tgbseq.RecentNeighbors(changed)
+    np.testing.assert_allclose(fit.model.score(u, v, t), before, rtol=1e-5, atol=1e-6)
+
+
+def test_dygformer_counts_neighbour_cooccurrences():
+    s = hand_stream([(0, 1)])
+    model = tgbseq.DyGFormer(tgbseq.RecentNeighbors(s), seq_len=4, patch=2, dim=4)
+    s_u = torch.tensor([[5, 7, 7, -1]])
+    s_v = torch.tensor([[7, 9, -1, -1]])
+    del model.cooc
+    model.cooc = lambda c: c.expand(*c.shape[:-1], 4)  # f = identity exposes the counts
+    out = model.cooccurrence(s_u, s_v)[0, :, 0]
+    # f(c in S_u) + f(c in S_v): 5 -> 1 + 0, 7 -> 2 + 1, 7 -> 2 + 1, padding -> 0
+    np.testing.assert_allclose(out.numpy(), [1, 3, 3, 0])
+
+
+def test_fit_refuses_an_unknown_model(stream):
+    bench = tgbseq.benchmark(stream, 20, 20, seed=0)
+    with pytest.raises(ValueError, match="unknown model 'TGN'; accepted: EdgeBank"):
+        tgbseq.fit("TGN", bench, epochs=1, lr=0.01, batch_size=8, dim=8, neighbors=4, seed=0)
+
+
+def test_sasrec_learns_the_toy():
+    bench = tgbseq.benchmark(tgbseq.toy(60, seed=0), 9, 100, seed=0)
+    chance = float(np.mean(1 / np.arange(1, 11)))
+    sas = tgbseq.fit("SASRec", bench, epochs=30, lr=0.005, batch_size=16, dim=32, neighbors=16, seed=0)
+    assert tgbseq.evaluate(sas.model, bench).mrr > chance + 0.2
