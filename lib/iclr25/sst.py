@@ -1,0 +1,530 @@
+"""Sufficient subset training (Bassan, Eliav and Gur, ICLR 2025) and post-hoc baselines.
+
+A *sufficient reason* for a prediction f(x) = c is a subset S of the input features
+such that fixing x_S and filling the complement S-bar keeps the prediction. Three
+notions of sufficiency fill the complement differently:
+
+* ``"baseline"`` -- a fixed baseline value (zeros): z = x_S, 0_{S-bar};
+* ``"probabilistic"`` -- random values: z_{S-bar} = x_{S-bar} + U(-eps, eps), clipped
+  to the feature range, sufficient when the prediction survives the draws;
+* ``"robust"`` -- the worst case: a PGD attack within the L-inf ball of radius eps on
+  the complement, sufficient when the prediction survives the attack.
+
+SST trains a network with a prediction head and an explanation head (one sigmoid
+score s_i per feature); the explanation is the set {i : s_i >= tau}, read off in the
+same forward pass as the prediction. The loss is
+
+    L = CE(f(x), y) + CE(f(z), argmax f(x)) + gamma * mean_i s_i,
+
+z being x with the complement of the explanation filled by the chosen notion. The
+mask is a hard threshold. In the official code (IBM/SAX) no gradient flows through
+it, so the explanation head feels only the size term and, under Adam, the mask
+empties whatever gamma; by default we pass the faithfulness gradient to the scores
+with a straight-through estimator (``straight_through=False`` is the official variant).
+
+The post-hoc baselines search for a sufficient subset of a normally trained model of
+the same architecture, under the same fill: SIS (Carter et al., 2019: backward
+selection, then the smallest sufficient suffix of the removal order), an Anchors-style
+greedy search (features added by precision under the fill until it reaches the
+target), and gradient/IG top-k grown until sufficient (attributions from captum).
+
+Written here: the fills, the PGD attack restricted to the complement, and the three
+searches. alibi's and anchor-exp's Anchors sample their own perturbations (superpixels,
+training-set rows) and SIS ships no maintained package, so none of them can search
+under the fills above; the PGD is six lines and must leave the explanation's features
+untouched, which torchattacks-style attacks do not do.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr25 import core, vision
+from iclr25.core import Param
+
+NOTIONS = ("baseline", "probabilistic", "robust")
+BASELINES = ("SIS", "Anchors", "IG", "gradient")
+TABULAR = ("breast_cancer", "wine")
+
+# ---------------------------------------------------------------------------------
+# Sufficiency: the mask, the three fills and the check
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Notion:
+    """One notion of sufficiency. ``kind`` is one of NOTIONS; ``eps`` is the radius of
+    the uniform noise or of the attack; ``steps`` the PGD steps; ``draws`` the random
+    fills a probabilistic check uses and ``precision`` the share of them that must keep
+    the prediction. Features live in [``low``, ``high``]."""
+
+    kind: str = "baseline"
+    eps: float = 0.1
+    steps: int = 10
+    draws: int = 16
+    precision: float = 0.95
+    low: float = 0.0
+    high: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in NOTIONS:
+            raise ValueError(f"unknown sufficiency notion {self.kind!r}; accepted: {', '.join(NOTIONS)}")
+        if self.eps <= 0 or self.steps < 1 or self.draws < 1 or not 0 < self.precision <= 1:
+            raise ValueError(f"Notion needs eps > 0, steps >= 1, draws >= 1 and precision in (0, 1]; "
+                             f"got {self}")
+
+    @property
+    def checks(self) -> int:
+        """How many fills one sufficiency check draws (one unless probabilistic)."""
+        return self.draws if self.kind == "probabilistic" else 1
+
+
+def check_tau(tau: float) -> float:
+    """``tau`` if it lies in the open interval (0, 1), where sigmoid scores can cross it."""
+    if not 0.0 < tau < 1.0:
+        raise ValueError(f"tau must lie in (0, 1), got {tau!r}")
+    return float(tau)
+
+
+def explanation_mask(scores: torch.Tensor, tau: float) -> torch.Tensor:
+    """The explanation: the features whose score passes the threshold, s_i >= tau."""
+    return scores >= check_tau(tau)
+
+
+def _check_shapes(x: torch.Tensor, mask: torch.Tensor) -> None:
+    if mask.shape != x.shape or mask.dtype != torch.bool:
+        raise ValueError(f"the mask must be a bool tensor of the input's shape {tuple(x.shape)}, "
+                         f"got {mask.dtype} of shape {tuple(mask.shape)}")
+
+
+def pgd_complement(model: nn.Module, x: torch.Tensor, mask: torch.Tensor, target: torch.Tensor,
+                   notion: Notion, generator: torch.Generator | None = None) -> torch.Tensor:
+    """The robust fill: a PGD attack on the complement of ``mask`` only.
+
+    From a random start in the L-inf ball of radius eps around x, ``steps`` ascent steps
+    of size 2.5 eps / steps on CE(f(z), target), each followed by projection onto the
+    ball, the feature range, and x on the kept features. Parameter gradients are left
+    alone (``torch.autograd.grad`` with respect to z only).
+    """
+    eps, free = notion.eps, ~mask
+    step = 2.5 * eps / notion.steps
+    noise = torch.rand(x.shape, generator=generator, device=x.device) * 2 - 1
+    z = torch.where(free, (x + eps * noise).clamp(notion.low, notion.high), x)
+    for _ in range(notion.steps):
+        z.requires_grad_(True)
+        with torch.enable_grad():
+            grad, = torch.autograd.grad(F.cross_entropy(model(z), target), z)
+        z = z.detach() + step * grad.sign()
+        z = torch.minimum(torch.maximum(z, x - eps), x + eps).clamp(notion.low, notion.high)
+        z = torch.where(free, z, x)
+    return z.detach()
+
+
+def fill(model: nn.Module, x: torch.Tensor, mask: torch.Tensor, target: torch.Tensor,
+         notion: Notion, generator: torch.Generator | None = None) -> torch.Tensor:
+    """x with the complement of ``mask`` filled by ``notion`` (the kept features are x's).
+
+    baseline: z = m * x; probabilistic: z = m * x + (1 - m) clip(x + U(-eps, eps));
+    robust: :func:`pgd_complement` against ``target`` (the prediction to keep).
+    """
+    _check_shapes(x, mask)
+    if notion.kind == "baseline":
+        return torch.where(mask, x, torch.zeros_like(x))
+    if notion.kind == "probabilistic":
+        noise = torch.rand(x.shape, generator=generator, device=x.device) * 2 - 1
+        return torch.where(mask, x, (x + notion.eps * noise).clamp(notion.low, notion.high))
+    return pgd_complement(model, x, mask, target, notion, generator)
+
+
+@torch.no_grad()
+def survives(model: nn.Module, x: torch.Tensor, mask: torch.Tensor, target: torch.Tensor,
+             notion: Notion, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Per input, whether the prediction ``target`` survives one fill of the complement.
+    The share of True is the *faithfulness* of the explanations ``mask``."""
+    return model(fill(model, x, mask, target, notion, generator)).argmax(-1) == target
+
+
+class Outcome(NamedTuple):
+    """For each candidate subset: the mean probability of the target class under the
+    fill, and the share of fills that keep the prediction (its precision)."""
+
+    probability: torch.Tensor
+    precision: torch.Tensor
+
+
+@torch.no_grad()
+def outcomes(model: nn.Module, x: torch.Tensor, masks: torch.Tensor, target: int,
+             notion: Notion, generator: torch.Generator | None = None) -> Outcome:
+    """Fill one input ``x`` (shape s) under each candidate mask of ``masks`` (m, *s),
+    ``notion.checks`` times, and score the target class."""
+    k = notion.checks
+    xs = x.expand(len(masks) * k, *x.shape)
+    ms = masks.repeat_interleave(k, 0)
+    targets = torch.full((len(xs),), target, dtype=torch.long, device=x.device)
+    probs = model(fill(model, xs, ms, targets, notion, generator)).softmax(-1)
+    kept = (probs.argmax(-1) == target).float().view(len(masks), k)
+    return Outcome(probs[:, target].view(len(masks), k).mean(1), kept.mean(1))
+
+
+def sufficient(model: nn.Module, x: torch.Tensor, masks: torch.Tensor, target: int,
+               notion: Notion, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Whether each candidate subset is sufficient for ``target`` by the notion's check:
+    the prediction survives the fill (baseline, robust), or survives at least a share
+    ``precision`` of ``draws`` fills (probabilistic)."""
+    return outcomes(model, x, masks, target, notion, generator).precision >= notion.precision
+
+
+# ---------------------------------------------------------------------------------
+# The SST network and its loss
+# ---------------------------------------------------------------------------------
+
+
+class SSTNet(nn.Module):
+    """A classifier (:class:`iclr25.vision.Classifier`) with an explanation head: one
+    sigmoid score per input feature, from the same backbone features as the logits.
+    Calling it returns the logits, so it is a plain classifier to fills and attacks."""
+
+    def __init__(self, classifier: vision.Classifier, in_shape: tuple[int, ...]) -> None:
+        super().__init__()
+        self.classifier = classifier
+        self.in_shape = tuple(in_shape)
+        self.explainer = nn.Linear(classifier.head.in_features, int(np.prod(in_shape)))
+
+    def _features(self, x: torch.Tensor) -> torch.Tensor:
+        if tuple(x.shape[1:]) != self.in_shape:
+            raise ValueError(f"SSTNet expects inputs of shape (n, {', '.join(map(str, self.in_shape))}), "
+                             f"got {tuple(x.shape)}")
+        return self.classifier.backbone(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.classifier.head(self._features(x))
+
+    def predict_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and explanation scores s = sigmoid(W h + b), in one forward pass."""
+        h = self._features(x)
+        return self.classifier.head(h), torch.sigmoid(self.explainer(h)).view(x.shape)
+
+    @torch.no_grad()
+    def explain(self, x: torch.Tensor, tau: float) -> tuple[torch.Tensor, torch.Tensor]:
+        """Predicted classes and explanation masks {i : s_i >= tau}: one forward pass."""
+        logits, scores = self.predict_and_score(x)
+        return logits.argmax(-1), explanation_mask(scores, tau)
+
+
+def sst_loss(net: SSTNet, x: torch.Tensor, y: torch.Tensor, tau: float, gamma: float,
+             notion: Notion, generator: torch.Generator | None = None,
+             straight_through: bool = True) -> torch.Tensor:
+    """CE(f(x), y) + CE(f(z), argmax f(x)) + gamma * mean(s), z the filled input.
+
+    The mask m = 1[s >= tau] is hard in the forward pass. The official code lets no
+    gradient through it, so the explanation head only feels the size term; with
+    ``straight_through`` the faithfulness term reaches the scores as if m were s
+    (z = m' x + (1 - m') fill, m' = m + s - stop_gradient(s)). The size term is the
+    official gamma ||s||_1 / (batch * features).
+    """
+    logits, scores = net.predict_and_score(x)
+    predicted = logits.argmax(-1).detach()
+    mask = explanation_mask(scores.detach(), tau)
+    z = fill(net, x, mask, predicted, notion, generator)
+    if straight_through:
+        soft = mask.float() + scores - scores.detach()
+        z = soft * x + (1 - soft) * z
+    return (F.cross_entropy(logits, y) + F.cross_entropy(net(z), predicted)
+            + gamma * scores.mean())
+
+
+@dataclass(frozen=True)
+class SSTConfig:
+    """SST training: Adam at ``lr`` for at most ``epochs`` passes in batches of
+    ``batch_size``, with threshold ``tau``, size weight ``gamma`` and the fill of
+    ``notion``; early stopping after ``patience`` epochs without a lower validation loss,
+    keeping the best weights (the official procedure)."""
+
+    tau: float = 0.5
+    gamma: float = 1.0
+    notion: Notion = Notion()
+    epochs: int = 30
+    patience: int = 5
+    batch_size: int = 64
+    lr: float = 2e-3
+    straight_through: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_tau(self.tau)
+        if self.gamma < 0 or self.epochs < 1 or self.patience < 1:
+            raise ValueError(f"SSTConfig needs gamma >= 0, epochs >= 1 and patience >= 1; got {self}")
+
+
+def _batches(split: vision.Split, batch_size: int, order: torch.Generator | None) -> Iterator[Any]:
+    """Minibatches of ``split``, shuffled by ``order`` (in order when None)."""
+    index = torch.arange(len(split)) if order is None else torch.randperm(len(split), generator=order)
+    for start in range(0, len(split), batch_size):
+        idx = index[start:start + batch_size]
+        yield split.x[idx], split.y[idx]
+
+
+def train_sst(data: vision.ImageData, model: vision.ModelConfig, config: SSTConfig, *,
+              progress: bool = False) -> SSTNet:
+    """Train an :class:`SSTNet` on ``data.train`` with :func:`sst_loss`, early-stopped on
+    the loss over ``data.val``; cached by the data, the model and the training config
+    (CPU, one thread). The loop is written out because :func:`iclr25.core.train` has
+    no validation hook for early stopping."""
+    from tqdm.auto import tqdm
+
+    key = {"data": data.spec, "model": asdict(model), "sst": asdict(config)}
+    loss = functools.partial(sst_loss, tau=config.tau, gamma=config.gamma, notion=config.notion,
+                             straight_through=config.straight_through)
+
+    def fit() -> dict[str, torch.Tensor]:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(config.seed)
+            net = SSTNet(vision.build(model), data.shape)
+        order, noise = (torch.Generator().manual_seed(config.seed + k) for k in (0, 1))
+        optimiser = torch.optim.Adam(net.parameters(), lr=config.lr)
+        best, best_state, waited = float("inf"), net.state_dict(), 0
+        with core.threads(1):
+            for _ in tqdm(range(config.epochs), disable=not progress, desc="SST"):
+                net.train()
+                for x, y in _batches(data.train, config.batch_size, order):
+                    optimiser.zero_grad()
+                    loss(net, x, y, generator=noise).backward()
+                    optimiser.step()
+                net.eval()
+                val = sum(loss(net, x, y, generator=noise).item() * len(y)
+                          for x, y in _batches(data.val, 512, None)) / len(data.val)
+                if val <= best:
+                    best, waited = val, 0
+                    best_state = {k: v.clone() for k, v in net.state_dict().items()}
+                else:
+                    waited += 1
+                    if waited == config.patience:
+                        break
+        return best_state
+
+    net = SSTNet(vision.build(model), data.shape)
+    net.load_state_dict(core.cached("sst-net", key, fit))
+    return net.eval()
+
+
+# ---------------------------------------------------------------------------------
+# Post-hoc baselines on a normally trained model
+# ---------------------------------------------------------------------------------
+
+
+def _prefix_masks(ranking: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """Masks of the top-0 (empty), top-1, ..., top-d features of ``ranking`` (best first)."""
+    d = len(ranking)
+    position = torch.empty(d, dtype=torch.long)
+    position[ranking] = torch.arange(d)
+    return (position[None, :] < torch.arange(d + 1)[:, None]).view(d + 1, *shape)
+
+
+def smallest_sufficient_prefix(model: nn.Module, x: torch.Tensor, ranking: torch.Tensor,
+                               target: int, notion: Notion,
+                               generator: torch.Generator | None = None) -> torch.Tensor:
+    """The shortest prefix of ``ranking`` (features, most important first) that is
+    sufficient; all features if none shorter is (the whole input always is)."""
+    masks = _prefix_masks(ranking, tuple(x.shape))
+    ok = sufficient(model, x, masks, target, notion, generator)
+    ok[-1] = True
+    return masks[int(ok.nonzero()[0])]
+
+
+def sis(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
+        generator: torch.Generator | None = None) -> torch.Tensor:
+    """Sufficient input subsets (Carter et al., 2019), the first SIS of ``x``.
+
+    BackSelect: starting from all features, repeatedly remove the feature whose removal
+    (its value replaced by the fill) leaves the highest probability of the target; the
+    reverse removal order ranks the features. The SIS is the smallest sufficient prefix
+    of that ranking.
+    """
+    d = x.numel()
+    kept = torch.ones(d, dtype=torch.bool)
+    removed: list[int] = []
+    for _ in range(d - 1):
+        candidates = kept.nonzero().flatten()
+        masks = kept.repeat(len(candidates), 1)
+        masks[torch.arange(len(candidates)), candidates] = False
+        probability = outcomes(model, x, masks.view(-1, *x.shape), target, notion, generator).probability
+        drop = int(candidates[probability.argmax()])
+        kept[drop] = False
+        removed.append(drop)
+    ranking = torch.tensor([int(kept.nonzero()[0]), *removed[::-1]])
+    return smallest_sufficient_prefix(model, x, ranking, target, notion, generator)
+
+
+def anchors(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
+            generator: torch.Generator | None = None) -> torch.Tensor:
+    """An Anchors-style greedy search (Ribeiro et al., 2018, beam width 1).
+
+    From the empty anchor, add the feature whose anchor has the highest precision
+    under the fill (ties broken by the target's probability) until the anchor is
+    sufficient.
+    """
+    d = x.numel()
+    anchor = torch.zeros(d, dtype=torch.bool)
+    if sufficient(model, x, anchor.view(1, *x.shape), target, notion, generator)[0]:
+        return anchor.view(x.shape)
+    while True:
+        candidates = (~anchor).nonzero().flatten()
+        if len(candidates) == 0:
+            return anchor.view(x.shape)
+        masks = anchor.repeat(len(candidates), 1)
+        masks[torch.arange(len(candidates)), candidates] = True
+        result = outcomes(model, x, masks.view(-1, *x.shape), target, notion, generator)
+        best = int((result.precision + 1e-3 * result.probability).argmax())
+        anchor = masks[best]
+        if result.precision[best] >= notion.precision:
+            return anchor.view(x.shape)
+
+
+def attribution_topk(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
+                     method: str = "IG", generator: torch.Generator | None = None) -> torch.Tensor:
+    """Features ranked by an attribution for the target -- integrated gradients from a
+    zero baseline (``"IG"``) or the plain input gradient (``"gradient"``), both from
+    captum -- then the smallest sufficient top-k."""
+    from captum.attr import IntegratedGradients, Saliency
+
+    inputs = x[None].clone().requires_grad_(True)
+    if method == "IG":
+        attribution = IntegratedGradients(model).attribute(inputs, target=target, n_steps=32)
+    elif method == "gradient":
+        attribution = Saliency(model).attribute(inputs, target=target, abs=True)
+    else:
+        raise ValueError(f"unknown attribution {method!r}; accepted: IG, gradient")
+    ranking = torch.argsort(attribution.flatten(), descending=True, stable=True)
+    return smallest_sufficient_prefix(model, x, ranking, target, notion, generator)
+
+
+def posthoc(method: str) -> Callable[..., torch.Tensor]:
+    """The search named ``method`` (one of BASELINES) as f(model, x, target, notion, gen)."""
+    searches = {"SIS": sis, "Anchors": anchors,
+                "IG": functools.partial(attribution_topk, method="IG"),
+                "gradient": functools.partial(attribution_topk, method="gradient")}
+    if method not in searches:
+        raise ValueError(f"unknown baseline {method!r}; accepted: {', '.join(BASELINES)}")
+    return searches[method]
+
+
+# ---------------------------------------------------------------------------------
+# Evaluation: size, faithfulness, time per explanation
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Explained:
+    """Explanations of n inputs by one method: predicted classes, masks (n, *shape),
+    size (mean share of features), faithfulness (share whose prediction survives one
+    fresh fill) and wall-clock seconds per explanation."""
+
+    predicted: torch.Tensor
+    masks: torch.Tensor
+    size: float
+    faithfulness: float
+    seconds: float
+
+
+def _score(model: nn.Module, x: torch.Tensor, predicted: torch.Tensor, masks: torch.Tensor,
+           seconds: float, notion: Notion, generator: torch.Generator) -> Explained:
+    kept = survives(model, x, masks, predicted, notion, generator)
+    return Explained(predicted, masks, float(masks.float().mean()), float(kept.float().mean()),
+                     seconds)
+
+
+def explain_sst(net: SSTNet, x: torch.Tensor, tau: float, notion: Notion,
+                generator: torch.Generator) -> Explained:
+    """SST's explanations of ``x``, one input at a time (one forward pass each)."""
+    start = time.perf_counter()
+    parts = [net.explain(x[i:i + 1], tau) for i in range(len(x))]
+    seconds = (time.perf_counter() - start) / len(x)
+    predicted, masks = (torch.cat(t) for t in zip(*parts))
+    return _score(net, x, predicted, masks, seconds, notion, generator)
+
+
+def explain_posthoc(model: nn.Module, x: torch.Tensor, method: str, notion: Notion,
+                    generator: torch.Generator) -> Explained:
+    """A post-hoc search's explanations of the model's predictions on ``x``, timed
+    (the prediction itself included, as for SST)."""
+    search = posthoc(method)
+    start = time.perf_counter()
+    predicted, masks = [], []
+    for xi in x:
+        with torch.no_grad():
+            target = int(model(xi[None]).argmax())
+        predicted.append(target)
+        masks.append(search(model, xi, target, notion, generator=generator))
+    seconds = (time.perf_counter() - start) / len(x)
+    return _score(model, x, torch.tensor(predicted), torch.stack(masks), seconds, notion, generator)
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, split: vision.Split) -> float:
+    """Share of ``split`` the model classifies correctly."""
+    return float((model(split.x).argmax(-1) == split.y).float().mean())
+
+
+# ---------------------------------------------------------------------------------
+# Tabular data, in the vision substrate's containers
+# ---------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4)
+def load_tabular(name: str, seed: int = 0) -> vision.ImageData:
+    """A scikit-learn bundled table as an :class:`iclr25.vision.ImageData` of 1 x 1 x d
+    "images": splits 60/20/20 fixed by ``seed``, each feature min-max scaled to [0, 1]
+    by the training split (and clipped), so the fills act on every data set alike."""
+    from sklearn import datasets
+
+    if name not in TABULAR:
+        raise ValueError(f"unknown tabular data set {name!r}; accepted: {', '.join(TABULAR)}")
+    bunch = getattr(datasets, f"load_{name}")()
+    x, y = bunch.data.astype(np.float32), bunch.target.astype(np.int64)
+    order = np.random.default_rng([seed, 3]).permutation(len(y))
+    cuts = np.cumsum([round(f * len(y)) for f in vision.FRACTIONS[:-1]])
+    parts = np.split(order, cuts)
+    low, high = x[parts[0]].min(0), x[parts[0]].max(0)
+    scaled = np.clip((x - low) / np.where(high > low, high - low, 1.0), 0.0, 1.0)
+    splits = [vision.Split(torch.from_numpy(scaled[i]).view(len(i), 1, 1, -1), torch.from_numpy(y[i]))
+              for i in parts]
+    return vision.ImageData(name, tuple(str(c) for c in bunch.target_names), *splits,
+                            spec={"name": name, "seed": seed, "n": None})
+
+
+# ---------------------------------------------------------------------------------
+# The chapter's parameters
+# ---------------------------------------------------------------------------------
+
+PARAMETERS = {
+    "tabular": Param("breast_cancer", "scikit-learn table beside the 8x8 digits", choices=TABULAR),
+    "width": Param(128, "hidden units of the MLP (two hidden layers)", low=4, high=4096),
+    "epochs": Param(40, "training epochs, normal and SST models alike", low=1, high=1000),
+    "lr": Param(0.002, "Adam learning rate", low=1e-5, high=1.0),
+    "batch_size": Param(64, "minibatch size", low=1, high=8192),
+    "tau": Param(0.5, "threshold on the explanation scores", low=0.01, high=0.99),
+    "gamma": Param(1.0, "weight of the size term", low=0.0, high=100.0),
+    "noise_eps": Param(0.5, "radius of the uniform noise of the probabilistic fill", low=0.001, high=1.0),
+    "attack_eps": Param(0.1, "radius of the PGD attack of the robust fill", low=0.001, high=1.0),
+    "pgd_steps": Param(10, "PGD steps of the robust fill", low=1, high=200),
+    "draws": Param(16, "random fills per probabilistic sufficiency check", low=1, high=1000),
+    "precision": Param(0.95, "share of draws a probabilistic check needs", low=0.5, high=1.0),
+    "n_explain": Param(50, "test inputs explained by every method", low=2, high=10000),
+    "n_gammas": Param(5, "gammas gamma * 2^k around the default in the sensitivity sweep", low=1, high=9),
+    "n_taus": Param(3, "thresholds from 0.3 to 0.7 in the sensitivity sweep", low=1, high=9),
+    "seed": Param(0, "seed of the data splits, the models and the fills", low=0),
+    "device": Param("auto", "compute device (the chapter runs on the CPU: the models are tiny)",
+                    choices=("auto", "cpu", "cuda")),
+}
+
+SMOKE = {"width": 16, "epochs": 2, "n_explain": 2, "pgd_steps": 2, "draws": 4, "n_gammas": 2,
+         "n_taus": 1, "tabular": "wine"}
