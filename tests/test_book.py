@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
 from iclr25 import chapters
 from iclr25.core import read_claims
@@ -86,12 +87,16 @@ def site(book):
 def browser():
     if CHROMIUM is None:
         pytest.fail("Debian's chromium is needed for the site check (`make browser` installs it)")
-    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         yield p.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"])
+
+
+PLOTS = "[...document.querySelectorAll('.plotly-graph-div')]"
+ALL_DRAWN = f"() => {PLOTS}.length > 0 && {PLOTS}.every(d => d.querySelector('.main-svg'))"
+COUNT_PLOTS = f"() => [{PLOTS}.length, {PLOTS}.filter(d => d.querySelector('.main-svg')).length]"
 
 
 def visit(browser, url: str) -> dict:
@@ -110,9 +115,11 @@ def visit(browser, url: str) -> dict:
     page.on("pageerror", lambda e: seen["errors"].append(str(e)))
     page.on("console", lambda m: m.type == "error" and seen["errors"].append(m.text))
     page.goto(url, wait_until="networkidle")
-    seen["plots"] = page.locator(".plotly-graph-div").count()
-    seen["drawn"] = page.locator(".plotly-graph-div .main-svg").count() and page.evaluate(
-        "[...document.querySelectorAll('.plotly-graph-div')].filter(d => d.querySelector('.main-svg')).length")
+    try:  # plotly and the widget manager may still be drawing after the network settles
+        page.wait_for_function(ALL_DRAWN, timeout=20_000)
+    except PlaywrightTimeout:
+        pass  # the counts below then show what was left undrawn
+    seen["plots"], seen["drawn"] = page.evaluate(COUNT_PLOTS)  # one snapshot, not two
     seen["widget_state"] = page.locator("script[type='application/vnd.jupyter.widget-state+json']").count()
     seen["widgets"] = page.locator(".jupyter-widgets").count()
     seen["sliders"] = page.locator(".plotly-graph-div .slider-container").count()
