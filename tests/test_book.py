@@ -98,6 +98,11 @@ PLOTS = "[...document.querySelectorAll('.plotly-graph-div')]"
 ALL_DRAWN = f"() => {PLOTS}.length > 0 && {PLOTS}.every(d => d.querySelector('.main-svg'))"
 COUNT_PLOTS = f"() => [{PLOTS}.length, {PLOTS}.filter(d => d.querySelector('.main-svg')).length]"
 
+MATH_ERRORS = """async () => {
+    if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
+    return [...document.querySelectorAll('mjx-merror')].map(e => e.textContent);
+}"""
+
 
 def visit(browser, url: str) -> dict:
     """Open ``url`` with every request off this machine blocked; report what happened."""
@@ -120,6 +125,7 @@ def visit(browser, url: str) -> dict:
     except PlaywrightTimeout:
         pass  # the counts below then show what was left undrawn
     seen["plots"], seen["drawn"] = page.evaluate(COUNT_PLOTS)  # one snapshot, not two
+    seen["math_errors"] = page.evaluate(MATH_ERRORS)
     seen["widget_state"] = page.locator("script[type='application/vnd.jupyter.widget-state+json']").count()
     seen["widgets"] = page.locator(".jupyter-widgets").count()
     seen["sliders"] = page.locator(".plotly-graph-div .slider-container").count()
@@ -129,7 +135,7 @@ def visit(browser, url: str) -> dict:
 
 def test_intro_page_works_offline(browser, site):
     seen = visit(browser, f"{site}/book/intro.html")
-    assert not seen["external"] and not seen["errors"], seen
+    assert not seen["external"] and not seen["errors"] and not seen["math_errors"], seen
 
 
 @pytest.mark.parametrize("slug", BUILT)
@@ -137,6 +143,7 @@ def test_chapter_page_draws_its_figures_offline(browser, site, slug):
     seen = visit(browser, f"{site}/notebooks/{slug}.html")
     assert not seen["external"], seen["external"]
     assert not seen["errors"], seen["errors"]
+    assert not seen["math_errors"], seen["math_errors"]  # TeX MathJax could not typeset
     assert seen["plots"] > 0 and seen["drawn"] == seen["plots"], seen
     if seen["widget_state"]:
         assert seen["widgets"] > 0, "saved widget state but no widget rendered"
