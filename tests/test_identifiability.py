@@ -1,5 +1,6 @@
-"""iclr25.identifiability: circuits of a hand-built XOR network, interpretation counts,
-interchange interventions, candidate algorithms, and order-independence of the counts."""
+"""iclr25.identifiability: circuits of a hand-built XOR network and of a hand-built
+XOR-and-AND network, interpretation counts, interchange interventions, candidate
+algorithms, multi-gate training, and order-independence of the counts."""
 
 import itertools
 
@@ -8,6 +9,8 @@ import pytest
 import torch
 
 from iclr25 import identifiability as idf
+from iclr25 import run
+from iclr25.core import ParameterError
 
 XOR = idf.bits(idf.GATES["XOR"])
 CLEAN = torch.tensor(idf.INPUTS, dtype=torch.float32)
@@ -103,9 +106,78 @@ def test_candidate_algorithms():
     assert len(idf.candidate_algorithms("XOR", 3)) > len(xor2)
 
 
+def hand_built_xor_and() -> idf.Networks:
+    """Width 2, two outputs: n1 = relu(A + B - 1) (AND), n2 = relu(A + B) (0, 1, 1, 2);
+    m1 = relu(n2 - 2 n1) (XOR), m2 = relu(n1) (AND); output XOR = m1, output AND = m2.
+    The XOR output needs n1, n2 and m1 (m2 is optional); the AND output needs n1 and m2
+    (n2 and m1 are optional). So the XOR output has 2 valid circuits, the AND output 4, and
+    only the full network replicates both."""
+    w = [torch.tensor([[[1.0, 1.0], [1.0, 1.0]]]), torch.tensor([[[-2.0, 1.0], [1.0, 0.0]]]),
+         torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])]
+    b = [torch.tensor([[-1.0, 0.0]]), torch.zeros(1, 2), torch.zeros(1, 2)]
+    return idf.Networks(w, b)
+
+
+def as_set(circuits: np.ndarray) -> set:
+    return {tuple(map(tuple, c.astype(int))) for c in circuits}
+
+
+def test_hand_built_two_output_network_has_its_known_circuits():
+    net = hand_built_xor_and()
+    gates = ("XOR", "AND")
+    targets = torch.tensor(idf.bits(np.array([6, 8])).T, dtype=torch.float32)  # (4, 2)
+    out = idf.forward(net, CLEAN)[-1][0]
+    assert out.shape == (4, 2)
+    np.testing.assert_array_equal(out.round().numpy(), targets.numpy())
+    for i in range(2):  # a head is the shared hidden layers with one output neuron
+        torch.testing.assert_close(idf.forward(net.head(i), CLEAN)[-1][0], out[:, i])
+    trained = idf.Trained(net, np.array([0]), np.array([1]), np.array([0.0]), np.array([1.0]),
+                          np.array([True]), CLEAN[None], targets[None])
+    explained = idf.explain_outputs(trained, gates, depth=2)
+    assert len(explained) == 1 and len(explained[0]) == 2
+    circuits = idf.neuron_circuits(2)
+    xor, and_ = explained[0]
+    assert as_set(circuits[xor.circuits]) == {((1, 1), (1, 0)), ((1, 1), (1, 1))}
+    assert as_set(circuits[and_.circuits]) == {((1, 0), (0, 1)), ((1, 0), (1, 1)),
+                                               ((1, 1), (0, 1)), ((1, 1), (1, 1))}
+    assert as_set(circuits[idf.joint_circuits(explained[0])]) == {((1, 1), (1, 1))}
+    # ({n1}, {m2}) for AND: n1 and m2 read as OR or AND (cuts at -0.005 and 0.5); only
+    # n1 = m2 = AND makes the output AND a function of m2, so one interpretation
+    sparsest = [k for k, c in enumerate(and_.circuits) if circuits[c].sum() == 2]
+    assert and_.interpretations[sparsest].tolist() == [1]
+    with pytest.raises(ValueError, match="1 gates"):
+        idf.explain_outputs(trained, ("XOR",), depth=2)
+    with pytest.raises(ValueError, match="output 2 out of range"):
+        net.head(2)
+
+
+@pytest.mark.parametrize("spec", ["FOO", "XOR,FOO", "XOR,XOR", "", "xor"])
+def test_bad_gate_names_are_refused_with_what_is_accepted(spec):
+    with pytest.raises(ValueError, match=r"in gates .*; accepted: one or more distinct of "
+                                         r"XOR, AND, OR, IMP, NAND, NOR, separated by commas"):
+        idf.parse_gates(spec)
+    with pytest.raises(ValueError, match="accepted"):
+        idf.boolean_data(spec, 10, 0.1, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("spec", ["XOR", "XOR,FOO", "XOR,XOR"])
+def test_a_bad_multi_gate_task_stops_the_chapter_before_it_runs(spec):
+    with pytest.raises(ParameterError, match=r"^parameter 'multi_gates': .*accepted: "):
+        run.parameters("identifiability", {"multi_gates": spec})
+    assert run.parameters("identifiability", {"multi_gates": "OR,XOR"})["multi_gates"] == "OR,XOR"
+
+
+def test_multi_gate_data_has_one_target_column_per_gate():
+    assert idf.parse_gates("XOR, AND,OR") == ("XOR", "AND", "OR")
+    x, y = idf.boolean_data("XOR,AND,OR", 200, 0.0, np.random.default_rng(0))
+    assert x.shape == (200, 2) and y.shape == (200, 3)
+    corner = (2 * x[:, 0] + x[:, 1]).long().numpy()
+    for k, gate in enumerate(("XOR", "AND", "OR")):
+        np.testing.assert_array_equal(y[:, k].numpy(), idf.bits(idf.GATES[gate])[corner])
+    assert idf.boolean_data("XOR", 5, 0.0, np.random.default_rng(0))[1].shape == (5,)
+
+
 def test_bad_input_is_refused_with_what_is_accepted():
-    with pytest.raises(ValueError, match="unknown gate 'FOO'; accepted: XOR, AND"):
-        idf.boolean_data("FOO", 10, 0.1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="algorithm depth must be 1, 2 or 3"):
         idf.candidate_algorithms("XOR", 4)
 
@@ -116,6 +188,21 @@ def permuted(nets: idf.Networks, p1: np.ndarray, p2: np.ndarray) -> idf.Networks
     w = [nets.weights[0][:, p1], nets.weights[1][:, p2][:, :, p1], nets.weights[2][:, :, p2]]
     b = [nets.biases[0][:, p1], nets.biases[1][:, p2], nets.biases[2]]
     return idf.Networks(w, b)
+
+
+def test_two_gate_training_learns_both_gates():
+    config = idf.TrainConfig(gate="XOR,AND", width=3, n_train=1000, n_val=100, lr=0.01,
+                             max_epochs=150)
+    trained = idf.train_networks(config, [0, 1, 2])
+    ok = trained.converged
+    assert ok.sum() >= 2 and trained.nets.n_outputs == 2 and trained.val_y.shape == (3, 100, 2)
+    out = idf.forward(trained.nets, CLEAN)[-1].round().numpy()  # (3, 4, 2)
+    assert (out[ok] == idf.bits(np.array([6, 8])).T).all()
+    explained = idf.explain_outputs(trained, ("XOR", "AND"), depth=2)
+    assert len(explained) == ok.sum()
+    for per_gate in explained:  # the full network replicates both outputs
+        full = len(idf.neuron_circuits(3)) - 1
+        assert all(full in e.circuits for e in per_gate) == (full in idf.joint_circuits(per_gate))
 
 
 @pytest.fixture(scope="module")

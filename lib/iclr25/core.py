@@ -59,7 +59,8 @@ class Param:
     """One chapter parameter: its book default, what it means and what is accepted.
 
     The type of the parameter is the type of its default; an ``int`` is accepted
-    where a ``float`` is expected.
+    where a ``float`` is expected. ``parser`` (optional) reads a structured string such
+    as ``"XOR,AND"``: it raises ``ValueError`` saying what is accepted when it cannot.
     """
 
     default: Scalar
@@ -67,6 +68,7 @@ class Param:
     low: float | None = None
     high: float | None = None
     choices: tuple[Scalar, ...] | None = None
+    parser: Callable[[Any], object] | None = None
 
     @property
     def type(self) -> type:
@@ -93,6 +95,11 @@ class Param:
             (self.low is None or value >= self.low) and (self.high is None or value <= self.high))
         if not in_range:
             raise ParameterError(f"parameter {name!r} got {value!r}; accepted: {self.accepted()}")
+        if self.parser is not None:
+            try:
+                self.parser(value)
+            except ValueError as err:
+                raise ParameterError(f"parameter {name!r}: {err}") from None
         return value
 
     def parse(self, name: str, text: str) -> Scalar:

@@ -1,8 +1,9 @@
 """Is mechanistic interpretability identifiable? (Méloux, Portet, Maniu and Peyrard, ICLR 2025)
 
-Tiny MLPs (2 inputs, two hidden layers of ``width`` LeakyReLU neurons, one linear output)
-are trained with MSE to compute a Boolean gate of two noisy inputs, and every candidate
-explanation of each network is enumerated, by the paper's two strategies:
+Tiny MLPs (2 inputs, two hidden layers of ``width`` LeakyReLU neurons, one linear output
+per gate) are trained with MSE to compute one Boolean gate of two noisy inputs, or several
+at once, and every candidate explanation of each network is enumerated, by the paper's two
+strategies:
 
 * **where-then-what** -- every neuron subset (a *circuit*: at least one neuron per hidden
   layer, the others zero-ablated as in the official code) whose output, rounded, has
@@ -16,6 +17,11 @@ explanation of each network is enumerated, by the paper's two strategies:
   single-variable interchange intervention, over all ordered (base, source) pairs of the
   four inputs, gives the algorithm's answer (interchange intervention accuracy, IIA, 1).
   Locations are kept when minimal under inclusion, as in the official code.
+
+A network trained on several gates is explained one output at a time, as the official code
+does (``separate_into_k_mlps``): the shared hidden layers with one gate's output neuron
+(:func:`split_heads`) are a single-gate network to which both strategies apply. A circuit
+of the whole network must replicate every output (:func:`joint_circuits`).
 
 Written by hand, for speed and exhaustiveness: the networks of one width are trained as one
 batch of weight tensors (AdamW is elementwise, so this is the same as training them one
@@ -36,6 +42,7 @@ occur).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -90,23 +97,46 @@ SEPARATIONS = separations(np.arange(16))
 # ---------------------------------------------------------------------------------
 
 
+def parse_gates(spec: str) -> tuple[str, ...]:
+    """The gates of a task: one gate name, or several separated by commas ("XOR,AND"), each
+    at most once; a network trained on it has one output per gate, in this order."""
+    gates = tuple(g.strip() for g in spec.split(",")) if isinstance(spec, str) else ()
+    unknown = [g for g in gates if g not in GATES]
+    if not gates or unknown or len(set(gates)) < len(gates):
+        why = f"unknown gate {unknown[0]!r}" if unknown else "a gate repeated or none given"
+        raise ValueError(f"{why} in gates {spec!r}; accepted: one or more distinct of "
+                         f"{', '.join(GATES)}, separated by commas")
+    return gates
+
+
+def parse_multi_gates(spec: str) -> tuple[str, ...]:
+    """:func:`parse_gates` for the multi-gate experiment, which needs at least two gates."""
+    gates = parse_gates(spec)
+    if len(gates) < 2:
+        raise ValueError(f"{spec!r} names one gate; accepted: at least two distinct of "
+                         f"{', '.join(GATES)}, separated by commas")
+    return gates
+
+
 def boolean_data(gate: str, n: int, noise_std: float, rng: np.random.Generator,
                  weights: Sequence[float] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` inputs drawn from the four corners (uniformly, or with probabilities
     proportional to ``weights``), plus Gaussian noise of std ``noise_std``; targets are the
-    gate on the clean corners. Returns float tensors x (n, 2) and y (n,)."""
-    if gate not in GATES:
-        raise ValueError(f"unknown gate {gate!r}; accepted: {', '.join(GATES)}")
+    gate(s) on the clean corners (``gate`` as :func:`parse_gates` reads it). Returns float
+    tensors x (n, 2) and y (n,) for one gate, (n, k) for k gates."""
+    tables = [GATES[g] for g in parse_gates(gate)]
     p = None if weights is None else np.asarray(weights, float) / np.sum(weights)
     corner = rng.choice(4, size=n, p=p)
     x = INPUTS[corner] + rng.normal(0.0, noise_std, size=(n, 2))
-    y = bits(GATES[gate])[corner]
+    y = bits(np.array(tables)).T[corner]  # (n, k)
+    y = y[:, 0] if len(tables) == 1 else y
     return torch.tensor(x, dtype=torch.float32), torch.tensor(y, dtype=torch.float32)
 
 
 @dataclass
 class Networks:
-    """A batch of N MLPs 2 -> width -> width -> 1 (LeakyReLU hidden, linear output).
+    """A batch of N MLPs 2 -> width -> width -> k (LeakyReLU hidden, linear outputs, one
+    per gate).
 
     ``weights[l]`` has shape (N, out, in) and ``biases[l]`` (N, out), as ``nn.Linear``.
     """
@@ -118,8 +148,22 @@ class Networks:
     def width(self) -> int:
         return self.weights[0].shape[1]
 
+    @property
+    def n_outputs(self) -> int:
+        return self.weights[2].shape[1]
+
     def __len__(self) -> int:
         return self.weights[0].shape[0]
+
+    def head(self, output: int) -> Networks:
+        """The single-output networks of output ``output``: the shared hidden layers and
+        that output neuron (the official code's ``separate_into_k_mlps``)."""
+        if not 0 <= output < self.n_outputs:
+            raise ValueError(f"output {output!r} out of range; these networks have outputs "
+                             f"0 to {self.n_outputs - 1}")
+        keep = slice(output, output + 1)
+        return Networks([*self.weights[:2], self.weights[2][:, keep]],
+                        [*self.biases[:2], self.biases[2][:, keep]])
 
     def select(self, index: Sequence[int] | np.ndarray) -> Networks:
         index = torch.as_tensor(np.asarray(index, dtype=np.int64))
@@ -135,9 +179,9 @@ class Networks:
         return cls([state[f"w{l}"] for l in range(3)], [state[f"b{l}"] for l in range(3)])
 
 
-def init_networks(width: int, seeds: Sequence[int]) -> Networks:
+def init_networks(width: int, seeds: Sequence[int], n_outputs: int = 1) -> Networks:
     """``nn.Linear``'s default initialisation, U(-1/sqrt(in), 1/sqrt(in)), one seed per network."""
-    sizes = [2, width, width, 1]
+    sizes = [2, width, width, n_outputs]
     weights, biases = [[] for _ in sizes[1:]], [[] for _ in sizes[1:]]
     for seed in seeds:
         g = torch.Generator().manual_seed(int(seed))
@@ -154,7 +198,8 @@ def forward(nets: Networks, x: torch.Tensor, masks: Sequence[torch.Tensor] | Non
 
     ``x`` is (N, ..., n, 2), or (n, 2) shared by all networks. ``masks`` (optional) are
     two (..., width) 0/1 tensors broadcast against the hidden activations
-    (N, ..., n, width) after the LeakyReLU: a 0 zero-ablates that neuron.
+    (N, ..., n, width) after the LeakyReLU: a 0 zero-ablates that neuron. The output is
+    (N, ..., n) for single-output networks, (N, ..., n, k) for k outputs.
     """
     h = x.expand(len(nets), *x.shape) if x.dim() == 2 else x
     acts = []
@@ -177,7 +222,9 @@ class TrainConfig:
     """How a batch of networks is trained. The defaults follow the official code where it
     has one: MSE, AdamW (lr 1e-3, weight decay 0.01), batch 100, input noise 0.1, stop
     when an epoch's mean loss falls below ``loss_target`` 0.01. (The official code also
-    gives up after 30 epochs without improvement; here after ``max_epochs``.)"""
+    gives up after 30 epochs without improvement; here after ``max_epochs``.) ``gate`` may
+    name several gates ("XOR,AND", see :func:`parse_gates`): one output each, the MSE
+    averaged over all outputs, and a sample is right when every output is."""
 
     gate: str = "XOR"
     width: int = 3
@@ -233,16 +280,17 @@ def train_networks(config: TrainConfig, seeds: Sequence[int],
                    device: torch.device | str = "cpu") -> Trained:
     """Train one network per seed (its own data, initialisation and batch order), all at once.
 
-    Each network's loss is its own minibatch MSE, so the summed loss gives each network its
-    own gradient, and AdamW updates every weight independently. A network is frozen at the
-    end of the first epoch whose mean loss is below ``loss_target`` (a snapshot of its
-    weights is kept), as the official early stopping does.
+    Each network's loss is its own minibatch MSE (over all its outputs), so the summed loss
+    gives each network its own gradient, and AdamW updates every weight independently. A
+    network is frozen at the end of the first epoch whose mean loss is below
+    ``loss_target`` (a snapshot of its weights is kept), as the official early stopping does.
     """
     seeds = np.asarray(seeds)
     data = [_task(config, int(s)) for s in seeds]
     x = torch.stack([d[0] for d in data]).to(device)
     y = torch.stack([d[1] for d in data]).to(device)
-    nets = init_networks(config.width, seeds)
+    n_outputs = len(parse_gates(config.gate))
+    nets = init_networks(config.width, seeds, n_outputs)
     params = [t.to(device).requires_grad_() for t in nets.weights + nets.biases]
     live = Networks(params[:3], params[3:])
     optimiser = torch.optim.AdamW(params, lr=config.lr, weight_decay=0.01)
@@ -251,14 +299,14 @@ def train_networks(config: TrainConfig, seeds: Sequence[int],
     epochs, last_loss = np.full(n, config.max_epochs), np.full(n, np.inf)
     shufflers = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]  # batch order per seed
     steps = config.n_train // config.batch_size
+    rows = torch.arange(n, device=device)[:, None]
     for epoch in range(config.max_epochs):
         order = torch.stack([torch.randperm(config.n_train, generator=g) for g in shufflers]).to(device)
         epoch_loss = torch.zeros(n, device=device)
         for k in range(steps):
             idx = order[:, k * config.batch_size:(k + 1) * config.batch_size]
-            xb = torch.gather(x, 1, idx[..., None].expand(-1, -1, 2))
-            yb = torch.gather(y, 1, idx)
-            losses = ((forward(live, xb)[-1] - yb) ** 2).mean(1)
+            xb, yb = x[rows, idx], y[rows, idx]
+            losses = ((forward(live, xb)[-1] - yb) ** 2).flatten(1).mean(1)
             optimiser.zero_grad()
             losses.sum().backward()
             optimiser.step()
@@ -280,7 +328,9 @@ def train_networks(config: TrainConfig, seeds: Sequence[int],
     vx = torch.stack([d[2] for d in data])
     vy = torch.stack([d[3] for d in data])
     with torch.no_grad():
-        val_acc = (forward(trained, vx)[-1].round() == vy).float().mean(1).numpy()
+        right = forward(trained, vx)[-1].round() == vy
+        right = right.all(-1) if n_outputs > 1 else right  # every output right
+        val_acc = right.float().mean(1).numpy()
     converged = (last_loss < config.loss_target) & (val_acc >= 0.99)
     return Trained(trained, seeds, epochs, last_loss, val_acc, converged, vx, vy)
 
@@ -733,6 +783,38 @@ def explain(trained: Trained, algorithms: list[Algorithm], threshold: float = 0.
     return results
 
 
+def split_heads(trained: Trained) -> list[Trained]:
+    """One single-output view of ``trained`` per output gate: the networks' :meth:`Networks.head`
+    and that gate's validation targets; convergence stays that of the whole network (every
+    output right). Each view is explained by :func:`explain` as a single-gate network."""
+    k = trained.nets.n_outputs
+    if k == 1:
+        return [trained]
+    return [Trained(trained.nets.head(i), trained.seeds, trained.epochs, trained.loss,
+                    trained.val_accuracy, trained.converged, trained.val_x, trained.val_y[..., i])
+            for i in range(k)]
+
+
+def explain_outputs(trained: Trained, gates: Sequence[str], depth: int, threshold: float = 0.99
+                    ) -> list[list[Explanations]]:
+    """:func:`explain` for each output of networks trained on ``gates`` (one output per gate,
+    in order), with that gate's candidate algorithms up to ``depth``: ``[network][gate]``,
+    for the converged networks."""
+    views = split_heads(trained)
+    if len(views) != len(gates):
+        raise ValueError(f"{len(gates)} gates {tuple(gates)} for networks with {len(views)} outputs")
+    per_gate = [explain(view, candidate_algorithms(g, depth), threshold)
+                for g, view in zip(gates, views)]
+    return [list(network) for network in zip(*per_gate)]
+
+
+def joint_circuits(per_gate: Sequence[Explanations]) -> np.ndarray:
+    """The circuits of one network that replicate every output: those valid for each of its
+    gates (circuit indices). An ablated neuron is ablated for all outputs, so a circuit of
+    the whole network is valid exactly when it is valid for every single-output view."""
+    return functools.reduce(np.intersect1d, [e.circuits for e in per_gate])
+
+
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
 # ---------------------------------------------------------------------------------
@@ -745,6 +827,10 @@ PARAMETERS = {
     "sweep_seeds": Param(20, "networks per width in the width sweep", low=1, high=500),
     "max_width": Param(5, "the width sweep runs over 2..max_width", low=2, high=5),
     "variant_seeds": Param(30, "networks per training variant and per other gate", low=1, high=500),
+    "multi_gates": Param("XOR,AND,OR", "gates of the multi-gate experiment, comma-separated (at "
+                         "least two of " + ", ".join(GATES) + "); networks learn the first 1, 2, ... "
+                         "of them at once", parser=parse_multi_gates),
+    "multi_seeds": Param(30, "networks per task in the multi-gate experiment", low=1, high=500),
     "n_train": Param(1000, "noisy training samples per network", low=100, high=100000),
     "n_val": Param(400, "noisy validation samples (convergence and circuit accuracy)",
                    low=20, high=100000),
@@ -760,5 +846,5 @@ PARAMETERS = {
     "device": Param("auto", "compute device for training", choices=("auto", "cpu", "cuda")),
 }
 
-SMOKE = {"seeds": 8, "sweep_seeds": 4, "max_width": 3, "variant_seeds": 4, "max_epochs": 100,
-         "n_val": 100, "algo_depth": 2}
+SMOKE = {"seeds": 8, "sweep_seeds": 4, "max_width": 3, "variant_seeds": 4, "multi_seeds": 4,
+         "max_epochs": 100, "n_val": 100, "algo_depth": 2}
