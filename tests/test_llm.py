@@ -41,6 +41,25 @@ def test_left_padded_batch_equals_prompts_run_alone(lm):
         torch.testing.assert_close(logits[i].log_softmax(-1), alone(lm, prompt)[-1])
 
 
+@pytest.mark.parametrize("layer", [0, 1, 2])
+def test_running_the_upper_layers_from_a_layer_input_equals_a_full_pass(lm, layer):
+    batch = llm.encode(lm, BASE)
+    rows, columns = [0, 0, 1], [-1, -3, -1]
+    columns = [c % batch.input_ids.shape[1] for c in columns]
+    full = lm.model(**batch.inputs()).logits[rows, columns]
+    start = llm.layer_input(lm, batch, layer)
+    torch.testing.assert_close(llm.logits_at(lm, batch, rows, columns, start), full)
+    torch.testing.assert_close(llm.logits_at(lm, batch, rows, columns), full)
+
+
+def test_generate_is_greedy_decoding(lm):
+    (text,) = llm.generate(lm, ["the cat"], n_tokens=3)
+    ids = lm.tokens("the cat")
+    for _ in range(3):
+        ids.append(int(lm.model(torch.tensor([ids])).logits[0, -1].argmax()))
+    assert text.split() == lm.tokenizer.decode(ids[2:], skip_special_tokens=True).split()
+
+
 def test_cloze_scores_are_summed_continuation_log_probabilities(lm):
     prompts = ["the cat sat on a", "A B", "a dog ran on the"]
     options = [[" mat", " red blue green", " cat sat on a mat"]] * 3

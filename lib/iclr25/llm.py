@@ -386,6 +386,77 @@ def train_tiny(name: str, vocabulary: Sequence[str],
 
 
 # ---------------------------------------------------------------------------------
+# Partial forward passes and generation
+# ---------------------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """Raised by a hook to end a forward pass once it has what it needs."""
+
+
+@dataclass
+class LayerInput:
+    """What decoder layer ``layer`` receives for a batch: the residual stream and the
+    keyword arguments every layer gets (causal mask, rotary embeddings, positions)."""
+
+    layer: int
+    hidden: torch.Tensor
+    kwargs: dict[str, Any]
+
+
+@torch.no_grad()
+def layer_input(lm: LM, batch: Batch, layer: int) -> LayerInput:
+    """Run ``batch`` up to decoder layer ``layer`` and stop there (the layers above are
+    not computed)."""
+    found: dict[str, Any] = {}
+
+    def grab(_: torch.nn.Module, args: tuple, kwargs: dict[str, Any]) -> None:
+        found["hidden"] = args[0] if args else kwargs["hidden_states"]
+        found["kwargs"] = {k: v for k, v in kwargs.items() if k != "hidden_states"}
+        raise _Stop
+
+    block = lm.model.model.layers[lm.check_layer(layer)]
+    handle = block.register_forward_pre_hook(grab, with_kwargs=True)
+    try:
+        lm.model.model(**batch.inputs(), use_cache=False)
+    except _Stop:
+        pass
+    finally:
+        handle.remove()
+    return LayerInput(layer, found["hidden"], found["kwargs"])
+
+
+def final_hidden(lm: LM, batch: Batch, start: LayerInput | None = None) -> torch.Tensor:
+    """The final normed hidden states ``[prompt, column, d_model]``: a full forward pass,
+    or only the layers from ``start.layer`` on, run from ``start`` -- the same result
+    while the layers below are unchanged, and cheaper when an optimisation changes only
+    an upper layer (a weight-bound small model costs per layer, not per token)."""
+    if start is None:
+        return lm.model.model(**batch.inputs(), use_cache=False).last_hidden_state
+    hidden = start.hidden
+    for block in lm.model.model.layers[start.layer:]:
+        hidden = block(hidden, **start.kwargs)
+    return lm.model.model.norm(hidden)
+
+
+def logits_at(lm: LM, batch: Batch, rows: Sequence[int], columns: Sequence[int],
+              start: LayerInput | None = None) -> torch.Tensor:
+    """The logits at the given ``(row, column)`` cells only, ``[cell, vocabulary]``: the
+    unembedding is the costliest layer of a small model, so it is applied where needed."""
+    return lm.model.lm_head(final_hidden(lm, batch, start)[list(rows), list(columns)])
+
+
+@torch.no_grad()
+def generate(lm: LM, prompts: Sequence[str], n_tokens: int = 24) -> list[str]:
+    """Greedy continuations of ``prompts`` (``n_tokens`` tokens each), without the prompt."""
+    batch = encode(lm, prompts)
+    out = lm.model.generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                            max_new_tokens=n_tokens, do_sample=False,
+                            pad_token_id=lm.tokenizer.pad_token_id)
+    return lm.tokenizer.batch_decode(out[:, batch.input_ids.shape[1]:], skip_special_tokens=True)
+
+
+# ---------------------------------------------------------------------------------
 # Cloze scoring
 # ---------------------------------------------------------------------------------
 

@@ -1,0 +1,850 @@
+"""Knowledge editing on a real language model: facts, edit requests, metrics and ROME.
+
+The shared substrate of the book's editing chapters (FiNE, SADR). An *edit* rewrites one
+fact ``(subject, relation, object)`` to a new object, e.g. "The capital of France is the
+city of" Paris -> Rome, by changing the weights of the model. This module holds:
+
+* a CounterFact-style set of facts about countries (capital, official language,
+  currency) in cloze form, filtered to the facts the unedited model knows
+  (:func:`known_facts`: the true object ranks first among the relation's objects by
+  ``log P(object | prompt)`` summed over its tokens);
+* edit cases (:func:`make_cases`): the rewrite prompt, paraphrases, *neighbourhood*
+  prompts (other subjects, same relation), *relation-specificity* prompts (same subject,
+  other relations) and *distract-neighbourhood* prompts (the edited sentence, then a
+  neighbour prompt);
+* the metrics, as EasyEdit computes them for KnowEdit (the FiNE paper's benchmark):
+  efficacy and generalisation are the token accuracy of the new object under teacher
+  forcing; each locality score is the share of the true object's tokens whose predicted
+  token is unchanged by the edit; fluency is ROME's weighted bi- and tri-gram entropy of
+  generated text;
+* ROME (Meng et al., 2022): causal tracing picks the layer, the key ``k*`` is the MLP's
+  hidden activation at the subject's last token, ``v*`` is optimised so that the model
+  says the new object (with the KL term on "{subject} is a" that keeps the subject's
+  essence), and a rank-one update of the MLP down projection writes ``W k* = v*``;
+* :class:`Edit`, a weight change that can be applied and undone exactly, and the live
+  editing widget.
+
+Written by hand: EasyEdit, the field's editing library, pins transformers 4 and older
+torch releases and downloads its data and statistics at run time, so ROME and the
+metrics are re-implemented here from the papers (the hooks are plain torch forward
+hooks: pyvene has no intervention that adds a trainable vector at one position per
+example). ROME's second moment ``C = E[k k^T]`` is estimated from text the model itself
+samples (Wikipedia is not available offline), and its context prefixes are a fixed list
+of our own rather than sampled ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from iclr25 import core, llm
+
+if TYPE_CHECKING:
+    import ipywidgets as widgets
+    import plotly.graph_objects as go
+
+# ---------------------------------------------------------------------------------
+# Facts
+# ---------------------------------------------------------------------------------
+
+#: (country, capital, official language, currency); ``None`` where the answer is ambiguous.
+COUNTRIES: tuple[tuple[str, str | None, str | None, str | None], ...] = (
+    ("France", "Paris", "French", "euro"), ("Germany", "Berlin", "German", "euro"),
+    ("Italy", "Rome", "Italian", "euro"), ("Spain", "Madrid", "Spanish", "euro"),
+    ("Portugal", "Lisbon", "Portuguese", "euro"), ("Greece", "Athens", "Greek", "euro"),
+    ("the Netherlands", "Amsterdam", "Dutch", "euro"), ("Austria", "Vienna", "German", "euro"),
+    ("Finland", "Helsinki", "Finnish", "euro"), ("Sweden", "Stockholm", "Swedish", "krona"),
+    ("Norway", "Oslo", "Norwegian", "krone"), ("Denmark", "Copenhagen", "Danish", "krone"),
+    ("Poland", "Warsaw", "Polish", "zloty"), ("Hungary", "Budapest", "Hungarian", "forint"),
+    ("the Czech Republic", "Prague", "Czech", "koruna"), ("Romania", "Bucharest", "Romanian", "leu"),
+    ("Bulgaria", "Sofia", "Bulgarian", "lev"), ("Russia", "Moscow", "Russian", "ruble"),
+    ("Ukraine", "Kyiv", "Ukrainian", "hryvnia"), ("Turkey", "Ankara", "Turkish", "lira"),
+    ("Japan", "Tokyo", "Japanese", "yen"), ("China", "Beijing", "Chinese", "yuan"),
+    ("South Korea", "Seoul", "Korean", "won"), ("India", "New Delhi", "Hindi", "rupee"),
+    ("Pakistan", "Islamabad", "Urdu", "rupee"), ("Bangladesh", "Dhaka", "Bengali", "taka"),
+    ("Thailand", "Bangkok", "Thai", "baht"), ("Vietnam", "Hanoi", "Vietnamese", "dong"),
+    ("Indonesia", "Jakarta", "Indonesian", "rupiah"), ("Malaysia", "Kuala Lumpur", "Malay", "ringgit"),
+    ("the Philippines", "Manila", "Filipino", "peso"), ("Iran", "Tehran", "Persian", "rial"),
+    ("Iraq", "Baghdad", "Arabic", "dinar"), ("Saudi Arabia", "Riyadh", "Arabic", "riyal"),
+    ("Israel", "Jerusalem", "Hebrew", "shekel"), ("Egypt", "Cairo", "Arabic", "pound"),
+    ("Morocco", "Rabat", "Arabic", "dirham"), ("Kenya", "Nairobi", "Swahili", "shilling"),
+    ("Nigeria", "Abuja", "English", "naira"), ("Ghana", "Accra", "English", "cedi"),
+    ("Ethiopia", "Addis Ababa", "Amharic", "birr"), ("Mexico", "Mexico City", "Spanish", "peso"),
+    ("Argentina", "Buenos Aires", "Spanish", "peso"), ("Brazil", "Brasilia", "Portuguese", "real"),
+    ("Chile", "Santiago", "Spanish", "peso"), ("Colombia", "Bogota", "Spanish", "peso"),
+    ("Peru", "Lima", "Spanish", "sol"), ("Venezuela", "Caracas", "Spanish", "bolivar"),
+    ("Cuba", "Havana", "Spanish", "peso"), ("Canada", "Ottawa", None, "dollar"),
+    ("the United States", "Washington", "English", "dollar"),
+    ("Australia", "Canberra", "English", "dollar"), ("New Zealand", "Wellington", "English", "dollar"),
+    ("the United Kingdom", "London", "English", "pound"), ("Switzerland", "Bern", None, "franc"),
+    ("Iceland", "Reykjavik", "Icelandic", "krona"), ("Croatia", "Zagreb", "Croatian", "euro"),
+    ("Serbia", "Belgrade", "Serbian", "dinar"), ("Armenia", "Yerevan", "Armenian", "dram"),
+    ("Kazakhstan", "Astana", "Kazakh", "tenge"), ("Afghanistan", "Kabul", "Pashto", "afghani"),
+    ("Nepal", "Kathmandu", "Nepali", "rupee"), ("Sri Lanka", "Colombo", "Sinhala", "rupee"),
+    ("Mongolia", "Ulaanbaatar", "Mongolian", "tugrik"), ("Jordan", "Amman", "Arabic", "dinar"),
+    ("Syria", "Damascus", "Arabic", "pound"), ("Lebanon", "Beirut", "Arabic", "pound"),
+    ("Tunisia", "Tunis", "Arabic", "dinar"), ("Algeria", "Algiers", "Arabic", "dinar"),
+    ("Libya", "Tripoli", "Arabic", "dinar"), ("Zambia", "Lusaka", "English", "kwacha"),
+    ("Tanzania", "Dodoma", "Swahili", "shilling"), ("Uganda", "Kampala", "English", "shilling"),
+    ("Cambodia", "Phnom Penh", "Khmer", "riel"), ("Myanmar", "Naypyidaw", "Burmese", "kyat"),
+    ("Laos", "Vientiane", "Lao", "kip"), ("Estonia", "Tallinn", "Estonian", "euro"),
+    ("Latvia", "Riga", "Latvian", "euro"), ("Lithuania", "Vilnius", "Lithuanian", "euro"),
+    ("Slovakia", "Bratislava", "Slovak", "euro"), ("Slovenia", "Ljubljana", "Slovenian", "euro"),
+    ("Ecuador", "Quito", "Spanish", "dollar"), ("Uruguay", "Montevideo", "Spanish", "peso"),
+    ("Paraguay", "Asuncion", "Spanish", "guarani"), ("Jamaica", "Kingston", "English", "dollar"),
+    ("Qatar", "Doha", "Arabic", "riyal"), ("Oman", "Muscat", "Arabic", "rial"),
+)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation in cloze form: the rewrite prompt and paraphrases, ``{}`` for the subject."""
+
+    name: str
+    prompt: str
+    paraphrases: tuple[str, ...]
+    column: int  # its column in COUNTRIES
+
+
+RELATIONS: dict[str, Relation] = {r.name: r for r in (
+    Relation("capital", "The capital of {} is the city of",
+             ("The capital city of {} is", "{}'s capital city is"), 1),
+    Relation("language", "The official language of {} is",
+             ("The language spoken in {} is", "In {}, most people speak"), 2),
+    Relation("currency", "The currency of {} is the",
+             ("The official currency of {} is the", "In {}, people pay with the"), 3),
+)}
+
+
+@dataclass(frozen=True)
+class Fact:
+    subject: str
+    relation: str
+    object: str
+
+    @property
+    def prompt(self) -> str:
+        return RELATIONS[self.relation].prompt.format(self.subject)
+
+
+def all_facts() -> list[Fact]:
+    """Every (country, relation, object) of :data:`COUNTRIES` with an unambiguous object."""
+    return [Fact(row[0], r.name, row[r.column]) for row in COUNTRIES
+            for r in RELATIONS.values() if row[r.column] is not None]
+
+
+def objects(relation: str) -> list[str]:
+    """The distinct objects of ``relation`` in :data:`COUNTRIES`: its candidate answers."""
+    return sorted({row[RELATIONS[relation].column] for row in COUNTRIES} - {None})
+
+
+def known_facts(lm: llm.LM, facts: Sequence[Fact], batch_size: int = 32) -> list[Fact]:
+    """The facts the model knows: greedy decoding after the prompt writes the true object,
+    i.e. under teacher forcing every token of ``" " + object`` is the model's top-1.
+
+    For a pretrained model the answer is cached (it takes a forward pass over every fact).
+    """
+    def check() -> list[int]:
+        known = []
+        for start in range(0, len(facts), batch_size):
+            probes = [(f.prompt, " " + f.object) for f in facts[start:start + batch_size]]
+            known += [start + j for j, (p, (_, o)) in enumerate(zip(predict(lm, probes), probes))
+                      if p.tolist() == lm.tokens(o)]
+        return known
+
+    if lm.tiny:
+        return [facts[j] for j in check()]
+    config = {"model": lm.name, "facts": [[f.subject, f.relation, f.object] for f in facts],
+              "templates": [r.prompt for r in RELATIONS.values()]}
+    return [facts[j] for j in core.cached("editing-known-facts", config, check)]
+
+
+# ---------------------------------------------------------------------------------
+# Edit requests and cases
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """Rewrite ``prompt`` (which contains ``subject``) to continue with ``new`` instead of ``old``."""
+
+    prompt: str
+    subject: str
+    new: str
+    old: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.subject.strip():
+            raise ValueError("the edit request's subject is empty; give the entity the prompt is about")
+        if self.subject not in self.prompt:
+            raise ValueError(f"the subject {self.subject!r} does not occur in the prompt "
+                             f"{self.prompt!r}; the prompt must contain it")
+        if not self.new.strip():
+            raise ValueError("the new object is empty; give the answer the edited model should say")
+        if self.old is not None and self.new.strip() == self.old.strip():
+            raise ValueError(f"the new object {self.new!r} equals the old one; an edit must change "
+                             "the answer")
+
+    @property
+    def target(self) -> str:
+        """The new object as it continues the prompt (one leading space)."""
+        return " " + self.new.strip()
+
+
+@dataclass(frozen=True)
+class Case:
+    """One edit and its evaluation prompts. Probes are ``(prompt, object)`` pairs."""
+
+    fact: Fact
+    request: Request
+    paraphrases: tuple[str, ...]
+    neighbourhood: tuple[tuple[str, str], ...]
+    relation: tuple[tuple[str, str], ...]
+    distract: tuple[tuple[str, str], ...]
+    generation: tuple[str, ...]
+
+
+def make_cases(facts: Sequence[Fact], n: int, rng: np.random.Generator, *,
+               n_neighbours: int = 3) -> list[Case]:
+    """``n`` edit cases over the known ``facts``, each rewriting a fact to another object of
+    its relation drawn at random; facts whose subject has another known relation come first."""
+    by_subject: dict[str, list[Fact]] = {}
+    for f in facts:
+        by_subject.setdefault(f.subject, []).append(f)
+    if n > len(facts):
+        raise ValueError(f"{n} edits asked for, but only {len(facts)} known facts are available")
+    # facts whose subject has another known relation first (they have relation probes)
+    order = sorted(rng.permutation(len(facts)), key=lambda j: len(by_subject[facts[j].subject]) == 1)
+    cases = []
+    for k in order[:n]:
+        fact = facts[int(k)]
+        relation = RELATIONS[fact.relation]
+        new = str(rng.choice([o for o in objects(fact.relation) if o != fact.object]))
+        request = Request(fact.prompt, fact.subject, new, fact.object)
+        others = [f for f in facts if f.relation == fact.relation and f.subject != fact.subject
+                  and f.object not in (fact.object, new)]
+        neighbours = [others[int(j)] for j in rng.permutation(len(others))[:n_neighbours]]
+        sentence = f"{fact.prompt} {new}."
+        cases.append(Case(
+            fact, request,
+            paraphrases=tuple(p.format(fact.subject) for p in relation.paraphrases),
+            neighbourhood=tuple((f.prompt, " " + f.object) for f in neighbours),
+            relation=tuple((f.prompt, " " + f.object) for f in by_subject[fact.subject]
+                           if f.relation != fact.relation),
+            distract=tuple((f"{sentence} {f.prompt}", " " + f.object) for f in neighbours),
+            generation=(f"{fact.subject} is a country", f"The people of {fact.subject}")))
+    return cases
+
+
+# ---------------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------------
+
+
+def probe_batch(lm: llm.LM, probes: Sequence[tuple[str, str]], extra: Sequence[str] = ()
+                 ) -> tuple[llm.Batch, list[list[int]], list[list[int]]]:
+    """``prompt + object`` batched (then the ``extra`` texts); for each probe the columns
+    whose logits predict the object's tokens, and those tokens."""
+    objs = [lm.tokens(o) for _, o in probes]
+    for (prompt, obj), ids in zip(probes, objs):
+        if lm.tokens(prompt) + ids != lm.tokens(prompt + obj):
+            raise ValueError(f"{obj!r} does not tokenize on its own after {prompt!r}")
+    batch = llm.encode(lm, [p + o for p, o in probes] + list(extra))
+    width = batch.input_ids.shape[1]
+    columns = [list(range(width - len(ids) - 1, width - 1)) for ids in objs]
+    return batch, columns, objs
+
+
+@torch.no_grad()
+def predict(lm: llm.LM, probes: Sequence[tuple[str, str]]) -> list[torch.Tensor]:
+    """Teacher forcing on each probe's object: the model's top-1 token where it predicts
+    each of the object's tokens (one tensor per probe)."""
+    if not probes:
+        return []
+    batch, columns, _ = probe_batch(lm, probes)
+    found = llm.logits_at(lm, batch, [i for i, cols in enumerate(columns) for _ in cols],
+                      [c for cols in columns for c in cols]).argmax(-1).cpu()
+    return list(found.split([len(cols) for cols in columns]))
+
+
+def token_accuracy(predicted: Sequence[torch.Tensor], targets: Sequence[Sequence[int]]) -> float:
+    """Mean over probes of the share of object tokens predicted exactly (EasyEdit's
+    efficacy and generalisation)."""
+    return float(np.mean([(p == torch.as_tensor(t)).float().mean().item()
+                          for p, t in zip(predicted, targets, strict=True)]))
+
+
+def agreement(before: Sequence[torch.Tensor], after: Sequence[torch.Tensor]) -> float:
+    """Mean over probes of the share of predicted tokens the edit left unchanged
+    (EasyEdit's locality); ``nan`` when there are no probes."""
+    if not before:
+        return float("nan")
+    return float(np.mean([(a == b).float().mean().item() for a, b in zip(before, after, strict=True)]))
+
+
+def n_gram_entropy(text: str, ns: Sequence[int] = (2, 3), weights: Sequence[float] = (2 / 3, 4 / 3)) -> float:
+    """ROME's fluency: the mean of ``w_n * H_n`` over ``n``, where ``H_n`` is the entropy
+    (bits) of the frequency distribution of the text's word ``n``-grams. Repetitive text
+    scores low."""
+    words = text.split()
+    entropies = []
+    for n, w in zip(ns, weights, strict=True):
+        counts = np.array(list(Counter(zip(*(words[i:] for i in range(n)))).values()), dtype=float)
+        freq = counts / counts.sum() if counts.size else np.ones(1)
+        entropies.append(w * float(-(freq * np.log2(freq)).sum()))
+    return float(np.mean(entropies))
+
+
+LOCALITY = ("neighbourhood", "relation", "distract")
+
+
+def probes(case: Case) -> dict[str, list[tuple[str, str]]]:
+    """A case's probes by kind: the rewrite and its paraphrases with the new object, and
+    the locality probes (:data:`LOCALITY`) with their true objects."""
+    target = case.request.target
+    return {"rewrite": [(case.request.prompt, target)],
+            "paraphrase": [(p, target) for p in case.paraphrases],
+            "neighbourhood": list(case.neighbourhood), "relation": list(case.relation),
+            "distract": list(case.distract)}
+
+
+def predict_groups(lm: llm.LM, groups: Sequence[dict[str, list[tuple[str, str]]]], chunk: int = 64
+                   ) -> list[dict[str, list[torch.Tensor]]]:
+    """:func:`predict` on many groups of probes at once (one forward pass per ``chunk``
+    probes), returned in the same shape."""
+    flat = [probe for group in groups for probes_ in group.values() for probe in probes_]
+    found = [t for i in range(0, len(flat), chunk) for t in predict(lm, flat[i:i + chunk])]
+    out, at = [], 0
+    for group in groups:
+        out.append({})
+        for kind, probes_ in group.items():
+            out[-1][kind], at = found[at:at + len(probes_)], at + len(probes_)
+    return out
+
+
+def fluency(lm: llm.LM, prompts: Sequence[str], n_tokens: int) -> float:
+    """The mean :func:`n_gram_entropy` of greedy continuations of ``prompts`` (``nan`` for
+    ``n_tokens`` 0: fluency not measured)."""
+    if not n_tokens:
+        return float("nan")
+    return float(np.mean([n_gram_entropy(t) for t in llm.generate(lm, prompts, n_tokens)]))
+
+
+@dataclass
+class Baseline:
+    """The unedited model's predictions on a case's locality probes, and its fluency."""
+
+    predictions: dict[str, list[torch.Tensor]]
+    fluency: float
+
+
+def baselines(lm: llm.LM, cases: Sequence[Case], n_tokens: int = 24) -> list[Baseline]:
+    """The unedited model on every case, batched across cases (``n_tokens`` 0: no
+    generation, fluency ``nan``)."""
+    found = predict_groups(lm, [{k: probes(c)[k] for k in LOCALITY} for c in cases])
+    if not n_tokens:
+        return [Baseline(f, float("nan")) for f in found]
+    texts = iter(llm.generate(lm, [g for c in cases for g in c.generation], n_tokens))
+    return [Baseline(f, float(np.mean([n_gram_entropy(next(texts)) for _ in c.generation])))
+            for f, c in zip(found, cases)]
+
+
+def evaluate(lm: llm.LM, case: Case, before: Baseline, n_tokens: int = 24) -> dict[str, float]:
+    """The metrics of the (already edited) model on ``case``, against the unedited ``before``:
+    efficacy and generalisation (:func:`token_accuracy` of the new object), each locality
+    score (:func:`agreement` with the unedited predictions) and fluency."""
+    target = lm.tokens(case.request.target)
+    (after,) = predict_groups(lm, [probes(case)])
+    return {
+        "efficacy": token_accuracy(after["rewrite"], [target]),
+        "generalisation": token_accuracy(after["paraphrase"], [target] * len(case.paraphrases)),
+        **{k: agreement(before.predictions[k], after[k]) for k in LOCALITY},
+        "fluency": fluency(lm, case.generation, n_tokens),
+        "fluency_before": before.fluency,
+    }
+
+
+# ---------------------------------------------------------------------------------
+# Weight edits that can be undone
+# ---------------------------------------------------------------------------------
+
+
+def down_proj(lm: llm.LM, layer: int) -> torch.nn.Linear:
+    """The MLP's down projection ``W_down`` of ``layer``: weight ``[d_model, d_mlp]``, so
+    neuron ``i``'s value vector is column ``i`` (row ``i`` in the paper's ``x W`` notation)."""
+    return lm.model.model.layers[lm.check_layer(layer)].mlp.down_proj
+
+
+@dataclass
+class Change:
+    """``W_down[layer][:, columns] += delta`` (``columns`` ``None``: the whole matrix)."""
+
+    layer: int
+    delta: torch.Tensor
+    columns: list[int] | None = None
+
+
+@dataclass
+class Edit:
+    """A method's weight changes for one request, and what it took to find them."""
+
+    method: str
+    request: Request
+    changes: list[Change]
+    seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_params(self) -> int:
+        """Parameters the edit changes (ROME changes a whole matrix, FiNE a few columns)."""
+        return sum(c.delta.numel() for c in self.changes)
+
+
+class Applied:
+    """An edit written into the model; :meth:`restore` puts the original weights back."""
+
+    def __init__(self, lm: llm.LM, edit: Edit) -> None:
+        self.lm, self.saved = lm, []
+        with torch.no_grad():
+            for c in edit.changes:
+                weight = down_proj(lm, c.layer).weight
+                cols = slice(None) if c.columns is None else c.columns
+                self.saved.append((weight, cols, weight[:, cols].clone()))
+                weight[:, cols] += c.delta.to(weight)
+
+    def restore(self) -> None:
+        with torch.no_grad():
+            for weight, cols, original in reversed(self.saved):
+                weight[:, cols] = original
+        self.saved = []
+
+
+@contextlib.contextmanager
+def applied(lm: llm.LM, edit: Edit) -> Iterator[llm.LM]:
+    """The model with ``edit`` written in, inside the block only."""
+    handle = Applied(lm, edit)
+    try:
+        yield lm
+    finally:
+        handle.restore()
+
+
+# ---------------------------------------------------------------------------------
+# Hooks
+# ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def hooks(*pairs: tuple[torch.nn.Module, Callable, bool]) -> Iterator[None]:
+    """Torch hooks for the block: ``(module, fn, pre)``, a forward pre-hook if ``pre``."""
+    handles = [m.register_forward_pre_hook(fn) if pre else m.register_forward_hook(fn)
+               for m, fn, pre in pairs]
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
+@contextlib.contextmanager
+def frozen(lm: llm.LM) -> Iterator[None]:
+    """No gradients for the model's own weights inside the block: an edit's optimisation
+    only needs them for its own vectors (and would otherwise pay for every weight's)."""
+    flags = [p.requires_grad for p in lm.model.parameters()]
+    lm.model.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p, flag in zip(lm.model.parameters(), flags):
+            p.requires_grad_(flag)
+
+
+def subject_span(lm: llm.LM, prompt: str, subject: str) -> tuple[int, int]:
+    """The token indices of the subject's first and last tokens in ``prompt`` (its last
+    occurrence), which must start and end on token boundaries."""
+    start = prompt.rindex(subject)
+    full = lm.tokens(prompt)
+    first, last = (len(lm.tokens(prompt[:start].rstrip(" "))) if start else 0,
+                   len(lm.tokens(prompt[:start + len(subject)])))
+    if lm.tokens(prompt[:start + len(subject)]) != full[:last]:
+        raise ValueError(f"the subject {subject!r} does not end on a token boundary in {prompt!r}")
+    return first, last - 1
+
+
+def subject_columns(lm: llm.LM, prompts: Sequence[str], subject: str, batch: llm.Batch) -> list[int]:
+    """The column of the subject's last token in each (left-padded) prompt of ``batch``."""
+    width = batch.input_ids.shape[1]
+    return [width - len(lm.tokens(p)) + subject_span(lm, p, subject)[1] for p in prompts]
+
+
+def keys_at(lm: llm.LM, layer: int, prompts: Sequence[str], columns: Sequence[int] | None = None,
+            batch: llm.Batch | None = None) -> torch.Tensor:
+    """The MLP hidden activations ``k`` (the input of ``W_down``) of ``layer``: at one
+    column per prompt ``[prompt, d_mlp]``, or at every real token ``[token, d_mlp]``."""
+    batch = batch if batch is not None else llm.encode(lm, prompts)
+    found = {}
+
+    def grab(_: torch.nn.Module, args: tuple) -> None:
+        found["k"] = args[0].detach()
+
+    with torch.no_grad(), hooks((down_proj(lm, layer), grab, True)):
+        lm.model(**batch.inputs(), logits_to_keep=1)
+    if columns is None:
+        return found["k"][batch.attention_mask.bool()]
+    return found["k"][torch.arange(len(prompts)), list(columns)]
+
+
+# ---------------------------------------------------------------------------------
+# ROME
+# ---------------------------------------------------------------------------------
+
+#: ROME's context prefixes, fixed here (ROME samples them from the model).
+PREFIXES = ("", "Here is a fact. ", "As everyone knows, ")
+
+#: ROME's optimisation of v* (its GPT-2 XL settings).
+ROME_STEPS, ROME_LR, ROME_KL, ROME_DECAY, ROME_CLAMP = 20, 0.5, 0.0625, 0.5, 4.0
+
+
+def causal_trace(lm: llm.LM, facts: Sequence[Fact], *, window: int = 6, n_noise: int = 2,
+                 seed: int = 0) -> np.ndarray:
+    """ROME's causal tracing of the MLPs at the subject's last token.
+
+    The subject's token embeddings are corrupted with Gaussian noise (3 times the
+    embeddings' standard deviation); then, for each layer ``l``, the clean MLP outputs of
+    the ``window`` layers around ``l`` are restored at the subject's last token. The
+    indirect effect is ``P_restored(object) - P_corrupted(object)`` for the object's
+    first token, averaged over facts and ``n_noise`` noise samples (ROME: 10): ``[layer]``.
+    """
+    n_layers = lm.n_layers
+    embed = lm.model.model.embed_tokens
+    sigma = 3 * float(embed.weight.detach().std())
+    gen = torch.Generator().manual_seed(seed)
+    effects = np.zeros(n_layers)
+    for fact in facts:
+        prompt, token = fact.prompt, lm.tokens(" " + fact.object)[0]
+        batch = llm.encode(lm, [prompt])
+        first, col = subject_span(lm, prompt, fact.subject)  # one prompt: columns are indices
+        clean: dict[int, torch.Tensor] = {}
+        mlps = [lm.model.model.layers[l].mlp for l in range(n_layers)]
+
+        def keep(l: int) -> Callable:
+            def fn(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> None:
+                clean[l] = out[0, col].detach().clone()
+            return fn
+
+        with torch.no_grad(), hooks(*[(m, keep(l), False) for l, m in enumerate(mlps)]):
+            lm.model(**batch.inputs(), logits_to_keep=1)
+        rows = 1 + n_layers  # row 0: corrupted only; row 1 + l: restore the window around l
+        restore = torch.zeros(rows, n_layers, dtype=torch.bool)
+        for l in range(n_layers):
+            lo = max(0, l - window // 2)
+            restore[1 + l, lo:min(n_layers, lo + window)] = True
+        noise = torch.randn(n_noise, col - first + 1, lm.d_model, generator=gen) * sigma
+
+        def corrupt(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> torch.Tensor:
+            out = out.clone()
+            out[:, first:col + 1] += noise.repeat_interleave(rows, 0).to(out)
+            return out
+
+        def restorer(l: int) -> Callable:
+            def fn(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> torch.Tensor:
+                out = out.clone()
+                mask = restore[:, l].repeat(n_noise)
+                out[mask, col] = clean[l]
+                return out
+            return fn
+
+        big = batch.repeat_interleave(rows * n_noise)
+        with torch.no_grad(), hooks((embed, corrupt, False),
+                                    *[(m, restorer(l), False) for l, m in enumerate(mlps)]):
+            probs = lm.model(**big.inputs(), logits_to_keep=1).logits[:, -1].softmax(-1)[:, token]
+        probs = probs.view(n_noise, rows).mean(0).cpu().numpy()
+        effects += probs[1:] - probs[0]
+    return effects / len(facts)
+
+
+def trace_layer(effects: np.ndarray, window: int) -> int:
+    """The layer ROME edits: the largest indirect effect among the layers whose restored
+    window leaves out layer 0 (whose MLP acts on the token embedding itself, so that
+    restoring it undoes the corruption of the subject trivially)."""
+    first = window // 2 + 1
+    return first + int(np.argmax(effects[first:]))
+
+
+def sample_texts(lm: llm.LM, *, n_texts: int = 32, n_tokens: int = 64, seed: int = 0) -> list[str]:
+    """Text the model samples itself (top-50 sampling) from short neutral openings: the
+    stand-in for ROME's Wikipedia sample (cached)."""
+    openings = ("The", "In", "A", "It", "When", "This", "There", "My")
+
+    def build() -> list[str]:
+        torch.manual_seed(seed)
+        batch = llm.encode(lm, [openings[i % len(openings)] for i in range(n_texts)])
+        with torch.no_grad():
+            out = lm.model.generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                                    max_new_tokens=n_tokens, do_sample=True, top_k=50,
+                                    pad_token_id=lm.tokenizer.pad_token_id)
+        return lm.tokenizer.batch_decode(out, skip_special_tokens=True)
+
+    config = {"model": lm.name, "n_texts": n_texts, "n_tokens": n_tokens, "seed": seed}
+    return core.cached("editing-sample", config, build)
+
+
+def second_moment(lm: llm.LM, layer: int, texts: Sequence[str]) -> torch.Tensor:
+    """ROME's ``C = E[k k^T]`` of ``layer``'s MLP keys over every token of ``texts`` (cached)."""
+    def build() -> torch.Tensor:
+        keys = torch.cat([keys_at(lm, layer, texts[i:i + 16]) for i in range(0, len(texts), 16)])
+        return (keys.T @ keys / len(keys)).cpu()
+
+    return core.cached("editing-second-moment", {"model": lm.name, "layer": layer, "texts": list(texts)}, build)
+
+
+def rome_v(lm: llm.LM, request: Request, layer: int, *, steps: int = ROME_STEPS, lr: float = ROME_LR,
+           kl_factor: float = ROME_KL, weight_decay: float = ROME_DECAY, clamp: float = ROME_CLAMP,
+           prefixes: Sequence[str] = PREFIXES) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """ROME's ``v*``: the MLP output at the subject's last token that makes the model say
+    the new object.
+
+    ``v* = v + delta`` where ``delta``, added to the MLP output at the subject's last token,
+    minimises the mean over the prefixed rewrite prompts of ``-log P'(new | prefix + prompt)``
+    (per token) ``+ kl_factor * KL(P'(.|"{s} is a") || P(.|"{s} is a"))`` (the subject's
+    essence, against the unedited ``P``) ``+ weight_decay * |delta| / |v|^2``, with Adam,
+    ``|delta| <= clamp * |v|`` and a stop once the loss is below 0.05 (ROME's code).
+    Returns ``(v*, k*, steps taken)``, ``k*`` the mean key at the subject over the prefixes.
+    """
+    target = lm.tokens(request.target)
+    texts = [p + request.prompt for p in prefixes]
+    essence = f"{request.subject} is a"
+    batch, columns, _ = probe_batch(lm, [(t, request.target) for t in texts], extra=[essence])
+    subj = subject_columns(lm, [t + request.target for t in texts] + [essence], request.subject, batch)
+    mlp = lm.model.model.layers[layer].mlp
+    rows = torch.arange(len(texts) + 1)
+    found: dict[str, torch.Tensor] = {}
+
+    def grab_v(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> None:
+        found["v"] = out[0, subj[0]].detach().clone()
+
+    def grab_k(_: torch.nn.Module, args: tuple) -> None:  # causal: the target after it changes nothing
+        found["k"] = args[0][rows[:-1], subj[:-1]].mean(0)
+
+    with torch.no_grad(), hooks((mlp, grab_v, False), (down_proj(lm, layer), grab_k, True)):
+        kl_ref = llm.logits_at(lm, batch, [len(texts)], [batch.input_ids.shape[1] - 1])[0].log_softmax(-1)
+    v, k_star = found["v"], found["k"]
+    delta = torch.zeros_like(v, requires_grad=True)
+    opt = torch.optim.Adam([delta], lr=lr)
+
+    def add(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> torch.Tensor:
+        out = out.clone()
+        out[rows, subj] += delta
+        return out
+
+    # the columns scored: each rewrite row's target positions, then the essence prompt's end
+    where_rows = [i for i, cols in enumerate(columns) for _ in cols] + [len(texts)]
+    where_cols = [c for cols in columns for c in cols] + [batch.input_ids.shape[1] - 1]
+    resume = llm.layer_input(lm, batch, layer)  # the layers below never change: run them once
+    taken = 0
+    for taken in range(1, steps + 1):
+        with hooks((mlp, add, False)), frozen(lm):
+            logp = llm.logits_at(lm, batch, where_rows, where_cols, resume).log_softmax(-1)
+        nll = -logp[:-1, target * len(texts)].diagonal().view(len(texts), -1).mean()
+        kl = torch.nn.functional.kl_div(kl_ref, logp[-1], log_target=True, reduction="sum")
+        loss = nll + kl_factor * kl + weight_decay * delta.norm() / v.norm() ** 2
+        if loss.item() < 5e-2:
+            break
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            limit = clamp * v.norm()
+            if delta.norm() > limit:
+                delta.mul_(limit / delta.norm())
+    return (v + delta).detach(), k_star, taken
+
+
+def rome(lm: llm.LM, request: Request, layer: int, C: torch.Tensor, **kwargs: Any) -> Edit:
+    """ROME's rank-one update of ``W_down[layer]``: ``W' = W + (v* - W k*) u^T`` with
+    ``u = C^-1 k* / (k*^T C^-1 k*)``, so that ``W' k* = v*`` and keys ``k`` with
+    ``k^T C^-1 k* = 0`` are left alone."""
+    start = time.perf_counter()
+    v_star, k_star, steps = rome_v(lm, request, layer, **kwargs)
+    W = down_proj(lm, layer).weight.detach()
+    c_inv_k = torch.linalg.solve(C.to(W), k_star)
+    u = c_inv_k / (k_star @ c_inv_k)
+    delta = torch.outer(v_star - W @ k_star, u)
+    return Edit("ROME", request, [Change(layer, delta)], time.perf_counter() - start,
+                {"layer": layer, "steps": steps})
+
+
+def regularised(C: torch.Tensor, ridge: float = 1e-3) -> torch.Tensor:
+    """``C + ridge * mean(diag C) * I``: invertible when the sample has fewer tokens than keys."""
+    return C + ridge * C.diagonal().mean() * torch.eye(len(C))
+
+
+# ---------------------------------------------------------------------------------
+# Running a method over cases
+# ---------------------------------------------------------------------------------
+
+METRICS = ("efficacy", "generalisation", "neighbourhood", "relation", "distract", "fluency")
+
+
+def run_cases(lm: llm.LM, cases: Sequence[Case], editors: dict[str, Callable[[Request], Edit]],
+              *, n_tokens: int = 24, progress: bool = True) -> tuple[list[dict[str, Any]], list[Edit]]:
+    """Edit the model with each method for each case, measure it and restore it. Returns
+    one record per (case, method), with the metrics, the parameter count and the edit
+    time, and the edits themselves (in the same order)."""
+    from tqdm.auto import tqdm
+
+    records, edits = [], []
+    befores = baselines(lm, cases, n_tokens)
+    for case, before in zip(tqdm(cases, desc="editing", disable=not progress), befores):
+        for method, editor in editors.items():
+            edit = editor(case.request)
+            with applied(lm, edit):
+                metrics = evaluate(lm, case, before, n_tokens)
+            records.append({"case": f"{case.fact.subject} · {case.fact.relation}: "
+                                    f"{case.fact.object} -> {case.request.new}",
+                            "method": method, **metrics, "params": edit.n_params,
+                            "seconds": edit.seconds})
+            edits.append(edit)
+    return records, edits
+
+
+def summary(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per method, the mean of each metric (over the cases that have its probes) and the
+    median parameter count and edit time."""
+    out = {}
+    for method in dict.fromkeys(r["method"] for r in records):
+        rows = [r for r in records if r["method"] == method]
+        out[method] = {m: float(np.nanmean([r[m] for r in rows])) if any(np.isfinite(r[m]) for r in rows)
+                       else float("nan") for m in (*METRICS, "fluency_before")}
+        out[method]["params"] = float(np.median([r["params"] for r in rows]))
+        out[method]["seconds"] = float(np.median([r["seconds"] for r in rows]))
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# Before and after: the figure and the live editor
+# ---------------------------------------------------------------------------------
+
+
+def views(request: Request, relation: str, facts: Sequence[Fact]) -> dict[str, str]:
+    """The four prompts the editor shows: the rewrite, a paraphrase, a neighbour (another
+    subject, same relation) and another relation of the same subject."""
+    rel = RELATIONS[relation]
+    neighbour = next((f for f in facts if f.relation == relation and f.subject != request.subject), None)
+    other = next(r for r in RELATIONS.values() if r.name != relation)
+    shown = {"rewrite": request.prompt, "paraphrase": rel.paraphrases[0].format(request.subject),
+             f"other relation ({other.name})": other.prompt.format(request.subject)}
+    if neighbour is not None:
+        shown["neighbour"] = neighbour.prompt
+    return shown
+
+
+@torch.no_grad()
+def top_predictions(lm: llm.LM, prompts: dict[str, str], k: int = 5) -> dict[str, list[tuple[str, float]]]:
+    """The ``k`` most probable next tokens (text, probability) for each prompt."""
+    probs = llm.next_token_logits(lm, list(prompts.values())).softmax(-1)
+    top = probs.topk(k, -1)
+    return {name: [(lm.tokenizer.decode([int(t)]), float(p)) for t, p in zip(ids, ps)]
+            for name, ids, ps in zip(prompts, top.indices, top.values)}
+
+
+def before_after_figure(before: dict[str, list[tuple[str, float]]],
+                        after: dict[str, list[tuple[str, float]]] | None, title: str) -> go.Figure:
+    """Top next-token probabilities per prompt, before (and after) the edit."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    names = list(before)
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=names, horizontal_spacing=0.08)
+    for j, name in enumerate(names, 1):
+        for label, table, colour in (("before", before, "#8c8c8c"), ("after", after, "#d62728")):
+            if table is None:
+                continue
+            fig.add_bar(x=[p for _, p in table[name]], y=[repr(t) for t, _ in table[name]],
+                        orientation="h", name=label, marker_color=colour, showlegend=j == 1,
+                        legendgroup=label, row=1, col=j)
+        fig.update_yaxes(autorange="reversed", row=1, col=j)
+        fig.update_xaxes(range=[0, 1], row=1, col=j)
+    fig.update_layout(title=title, height=380, barmode="group")
+    return fig
+
+
+def editor_widget(lm: llm.LM, editors: dict[str, Callable[[Request], Edit]],
+                  facts: Sequence[Fact]) -> widgets.VBox:
+    """The live editor: a subject, a relation (its cloze prompt) and a new object; Edit
+    writes the chosen method's edit into the model, Reset restores the weights.
+
+    Its ``value`` is ``("edit", request, relation, method)`` after an edit and
+    ``("reset", request, relation)`` after a reset; :func:`editor_figure` draws the
+    predictions before and after. A bad request is reported below the controls.
+    """
+    import ipywidgets as widgets
+    import traitlets
+
+    class Editor(widgets.VBox):
+        value = traitlets.Any()
+
+    style = {"description_width": "initial"}
+    subject = widgets.Text(value="France", description="subject", style=style)
+    relation = widgets.Dropdown(options=list(RELATIONS), description="relation", style=style)
+    new = widgets.Text(value="Rome", description="new object", style=style)
+    method = widgets.ToggleButtons(options=list(editors), description="method", style=style)
+    edit_button, reset_button = widgets.Button(description="Edit"), widgets.Button(description="Reset")
+    message = widgets.HTML()
+    box = Editor([widgets.HBox([subject, relation, new]), method,
+                  widgets.HBox([edit_button, reset_button]), message])
+    state: dict[str, Any] = {"applied": None}
+
+    def reset() -> None:
+        if state["applied"] is not None:
+            state["applied"].restore()
+            state["applied"] = None
+
+    def request() -> Request:
+        old = next((f.object for f in facts if (f.subject, f.relation) == (subject.value, relation.value)), None)
+        return Request(RELATIONS[relation.value].prompt.format(subject.value), subject.value, new.value, old)
+
+    def on_edit(_: object) -> None:
+        reset()
+        try:
+            req = request()
+        except ValueError as err:
+            message.value = f"<span style='color:#cf222e'>{err}</span>"
+            return
+        message.value = f"editing with {method.value}..."
+        state["before"] = top_predictions(lm, views(req, relation.value, facts))
+        edit = editors[method.value](req)
+        state["applied"] = Applied(lm, edit)
+        message.value = f"{method.value}: {edit.n_params:,} parameters changed in {edit.seconds:.1f} s"
+        box.value = ("edit", req, relation.value, method.value, state["before"])
+
+    def on_reset(_: object) -> None:
+        reset()
+        message.value = "weights restored"
+        try:
+            box.value = ("reset", request(), relation.value)
+        except ValueError as err:
+            message.value = f"weights restored; <span style='color:#cf222e'>{err}</span>"
+
+    edit_button.on_click(on_edit)
+    reset_button.on_click(on_reset)
+    box.reset = reset  # type: ignore[attr-defined]
+    return box
+
+
+def editor_figure(lm: llm.LM, value: tuple, facts: Sequence[Fact]) -> go.Figure:
+    """Draw the live editor's state: the model as it is now, and before the edit."""
+    kind, req, relation = value[:3]
+    now = top_predictions(lm, views(req, relation, facts))
+    if kind == "edit":
+        return before_after_figure(value[4], now, f"{value[3]}: {req.subject} -> {req.new.strip()}")
+    return before_after_figure(now, None, "unedited model")

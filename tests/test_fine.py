@@ -1,0 +1,81 @@
+"""Unit tests of the FiNE chapter's module, iclr25.fine: the neuron contribution score,
+the choice of neurons, and an edit that changes only the chosen rows of W_down and is
+undone exactly; and the live editor, on a small random model."""
+
+import pytest
+import torch
+
+from iclr25 import core, editing, fine, llm
+from test_editing import FACTS, changed, snapshot, vocabulary
+
+PROMPT = "The capital of France is the city of"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return llm.tiny_model(vocabulary(), llm.TinyConfig(n_layers=4, n_heads=2, d_model=16, d_mlp=32,
+                                                       context=64), seed=1)
+
+
+def test_contribution_is_activation_times_value_vector_logit(tiny):
+    token = tiny.token_id(" Rome")
+    scores = fine.contributions(tiny, PROMPT, token)
+    a = fine.neuron_activations(tiny, PROMPT)
+    assert scores.shape == a.shape == (4, 32)
+    l, i = 2, 7
+    value = editing.down_proj(tiny, l).weight[:, i]  # neuron i's value vector
+    expected = a[l, i] * (value @ tiny.model.lm_head.weight[token])
+    torch.testing.assert_close(scores[l, i], expected)
+
+
+def test_locate_takes_the_top_neurons_outside_the_frozen_layers(tiny):
+    neurons, token = fine.locate(tiny, PROMPT, k=6, frozen_last=2)
+    assert len(set(neurons)) == 6 and all(l < 2 for l, _ in neurons)
+    assert token == int(llm.next_token_logits(tiny, [PROMPT])[0].argmax())
+    scores = fine.contributions(tiny, PROMPT, token)[:2]
+    assert sorted(float(scores[l, i]) for l, i in neurons) == sorted(scores.flatten().topk(6).values.tolist())
+    with pytest.raises(ValueError, match="at least one neuron"):
+        fine.locate(tiny, PROMPT, k=0)
+
+
+def test_fine_changes_only_the_chosen_rows_and_is_undone_exactly(tiny):
+    request = editing.Request(PROMPT, "France", "Rome", "Paris")
+    edit = fine.fine(tiny, request, k=3, epochs=3, lr=0.05, frozen_last=1)
+    neurons = edit.info["neurons"]
+    assert edit.n_params == 3 * 16 and edit.info["steps"] >= 1
+    before = snapshot(tiny)
+    handle = editing.Applied(tiny, edit)
+    layers = sorted({l for l, _ in neurons})
+    assert changed(tiny, before) == [f"model.layers.{l}.mlp.down_proj.weight" for l in layers]
+    for l in layers:
+        diff = (editing.down_proj(tiny, l).weight - before[f"model.layers.{l}.mlp.down_proj.weight"]).abs()
+        assert set(diff.sum(0).nonzero().flatten().tolist()) == {i for m, i in neurons if m == l}
+    handle.restore()
+    assert changed(tiny, before) == []
+
+
+def test_editor_edits_and_resets(tiny):
+    editors = {"FiNE": lambda r: fine.fine(tiny, r, k=2, epochs=2, frozen_last=1)}
+    box = editing.editor_widget(tiny, editors, FACTS)
+    subject, relation, new = box.children[0].children
+    edit_button, reset_button = box.children[2].children
+    message = box.children[3]
+    before = snapshot(tiny)
+    relation.value, new.value = "capital", "Lima"
+    edit_button.click()
+    assert box.value[0] == "edit" and changed(tiny, before)
+    assert editing.editor_figure(tiny, box.value, FACTS).data
+    reset_button.click()
+    assert box.value[0] == "reset" and changed(tiny, before) == []
+    subject.value = ""
+    edit_button.click()
+    assert "subject is empty" in message.value and changed(tiny, before) == []
+    subject.value, new.value = "France", "Paris"  # the fact it already knows
+    edit_button.click()
+    assert "equals the old one" in message.value and changed(tiny, before) == []
+
+
+def test_sweep_and_parameters():
+    assert fine.sweep_ks(50) == [1, 2, 5, 10, 20, 50] and fine.sweep_ks(3) == [1, 2]
+    core.validate(fine.PARAMETERS, fine.SMOKE)
+    assert {"seed", "device"} <= set(fine.PARAMETERS)
