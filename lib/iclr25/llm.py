@@ -218,9 +218,15 @@ def _smollm2_gguf() -> Path:
 
 def _dequantize(gguf: Path, folder: Path) -> None:
     """Load the GGUF file with transformers (dequantizing it) and save it as safetensors."""
+    from unittest import mock
+
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    from tqdm.auto import tqdm
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    with _quiet(), contextlib.redirect_stderr(io.StringIO()):  # and its dequantizing progress bar
+    # its dequantizing progress bar is a tqdm.auto bar, a widget in a notebook: turn it off
+    silent_bar = mock.patch.object(gguf_utils, "tqdm", lambda *a, **kw: tqdm(*a, **kw, disable=True))
+    with _quiet(), silent_bar, contextlib.redirect_stderr(io.StringIO()):
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
                                                      dtype=torch.float32)
