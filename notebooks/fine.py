@@ -57,8 +57,8 @@ chapter_start = time.perf_counter()
 # ## Facts the model knows
 #
 # We write a CounterFact-style set ourselves (CounterFact and KnowEdit are not
-# available offline): for some ninety countries, the capital, the official language and
-# the currency, each asked in cloze form. A fact is kept only if the unedited model
+# available offline): for some ninety countries, the capital, the official language, the
+# currency and the continent, each asked in cloze form. A fact is kept only if the unedited model
 # knows it: greedy decoding after the prompt writes the whole true object (every token
 # of it is the model's top-1 under teacher forcing).
 #
@@ -370,7 +370,7 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 #
 # * **Model and data.** The paper edits Llama-2-7B, Llama-3-8B and GPT-J on KnowEdit;
 #   none of them ships offline. We edit SmolLM2-135M, and our facts are our own
-#   templates over three relations of about ninety countries, not KnowEdit's.
+#   templates over four relations of about ninety countries, not KnowEdit's.
 # * **Scale.** The book edits 20 facts (the paper: thousands), measures fluency on 10
 #   greedy tokens per prompt (ROME's fluency uses 100) and sweeps $k$ on one edit, so
 #   that the chapter runs in about five minutes on two CPU cores. Efficacy and
