@@ -8,11 +8,12 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 import yaml
-from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
+from playwright.sync_api import sync_playwright
 
 from iclr25 import chapters
 from iclr25.core import read_claims
@@ -95,8 +96,27 @@ def browser():
 
 
 PLOTS = "[...document.querySelectorAll('.plotly-graph-div')]"
-ALL_DRAWN = f"() => {PLOTS}.length > 0 && {PLOTS}.every(d => d.querySelector('.main-svg'))"
-COUNT_PLOTS = f"() => [{PLOTS}.length, {PLOTS}.filter(d => d.querySelector('.main-svg')).length]"
+COUNTS = f"""() => ({{plots: {PLOTS}.length,
+    drawn: {PLOTS}.filter(d => d.querySelector('.main-svg')).length,
+    widget_state: document.querySelectorAll("script[type='application/vnd.jupyter.widget-state+json']").length,
+    widgets: document.querySelectorAll('.jupyter-widgets').length,
+    sliders: document.querySelectorAll('.plotly-graph-div .slider-container').length}})"""
+
+
+def settled(page, timeout: float = 30.0, every: float = 0.5) -> dict:
+    """The page's figure and widget counts once they stop changing: plotly and the widget
+    manager draw after the network settles, one output after another. Returns the last
+    counts (still changing, or something undrawn, if ``timeout`` ran out)."""
+    deadline, last = time.monotonic() + timeout, None
+    while True:
+        now = page.evaluate(COUNTS)
+        done = (now == last and now["plots"] > 0 and now["drawn"] == now["plots"]
+                and (now["widgets"] > 0 or not now["widget_state"]))
+        if done or time.monotonic() > deadline:
+            return now
+        last = now
+        page.wait_for_timeout(every * 1000)
+
 
 MATH_ERRORS = """async () => {
     if (window.MathJax && MathJax.startup) await MathJax.startup.promise;
@@ -104,8 +124,9 @@ MATH_ERRORS = """async () => {
 }"""
 
 
-def visit(browser, url: str) -> dict:
-    """Open ``url`` with every request off this machine blocked; report what happened."""
+def visit(browser, url: str, figures: bool = True) -> dict:
+    """Open ``url`` with every request off this machine blocked; report what happened
+    (with ``figures``, once its figures and widgets are drawn)."""
     page = browser.new_page()
     seen = {"external": [], "errors": []}
 
@@ -120,21 +141,15 @@ def visit(browser, url: str) -> dict:
     page.on("pageerror", lambda e: seen["errors"].append(str(e)))
     page.on("console", lambda m: m.type == "error" and seen["errors"].append(m.text))
     page.goto(url, wait_until="networkidle")
-    try:  # plotly and the widget manager may still be drawing after the network settles
-        page.wait_for_function(ALL_DRAWN, timeout=20_000)
-    except PlaywrightTimeout:
-        pass  # the counts below then show what was left undrawn
-    seen["plots"], seen["drawn"] = page.evaluate(COUNT_PLOTS)  # one snapshot, not two
     seen["math_errors"] = page.evaluate(MATH_ERRORS)
-    seen["widget_state"] = page.locator("script[type='application/vnd.jupyter.widget-state+json']").count()
-    seen["widgets"] = page.locator(".jupyter-widgets").count()
-    seen["sliders"] = page.locator(".plotly-graph-div .slider-container").count()
+    if figures:
+        seen.update(settled(page))
     page.close()
     return seen
 
 
 def test_intro_page_works_offline(browser, site):
-    seen = visit(browser, f"{site}/book/intro.html")
+    seen = visit(browser, f"{site}/book/intro.html", figures=False)
     assert not seen["external"] and not seen["errors"] and not seen["math_errors"], seen
 
 
