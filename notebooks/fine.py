@@ -199,6 +199,14 @@ for method, r in results.items():
     print(f"{method:6s}{r['params']:12,.0f}{r['seconds']:15.2f}{r['fluency']:10.2f}{r['fluency_before']:12.2f}")
 
 # %% [markdown]
+# What to look for: the two methods fail in different places. ROME's update is keyed on
+# the subject (its key $k^*$ is the subject's representation), so it can carry the new
+# object into the subject's *other* relations (the relation bars). FiNE's neurons are
+# chosen because they write the predicted answer token at the last position, and many
+# sit in late layers (see below), where a neuron can write that answer for *other
+# subjects* of the same relation (the neighbourhood bars). The paper reports FiNE ahead
+# on every locality score; the claims say what this run shows.
+#
 # ## Claims
 #
 # The bounds below were fixed before the book's run. Efficacy: both methods reach 0.9
@@ -210,14 +218,20 @@ for method, r in results.items():
 
 # %%
 rome_r, fine_r = results["ROME"], results["FiNE"]
+efficacy_ok = (min(rome_r["efficacy"], fine_r["efficacy"]) >= 0.9
+               and abs(rome_r["efficacy"] - fine_r["efficacy"]) <= 0.1)
+misses = {m: sum(r["efficacy"] < 1 for r in records if r["method"] == m) for m in ("ROME", "FiNE")}
 core.claim(
     "efficacy-comparable",
     "FiNE edits as successfully as ROME",
     paper="FiNE 'enhances editing locality without affecting overall success rates' (KnowEdit, "
           "Llama-2/3, GPT-J)",
     measured=f"efficacy ROME {rome_r['efficacy']:.2f}, FiNE {fine_r['efficacy']:.2f}",
-    holds=min(rome_r["efficacy"], fine_r["efficacy"]) >= 0.9
-    and abs(rome_r["efficacy"] - fine_r["efficacy"]) <= 0.1,
+    holds=efficacy_ok,
+    gap=None if efficacy_ok else
+    f"within their optimisation budgets (ROME: {p.rome_steps} steps; FiNE: {p.epochs} epochs, "
+    "the paper's) the edits do not reach the new object on every rewrite prompt of "
+    "this 135M model: " + ", ".join(f"{m} misses {n} of {len(cases)}" for m, n in misses.items()),
 )
 general_ok = fine_r["generalisation"] >= rome_r["generalisation"] - 0.1
 core.claim(
@@ -281,6 +295,9 @@ fig.add_vrect(x0=lm.n_layers - p.frozen_last - 0.5, x1=lm.n_layers - 0.5, fillco
 fig.update_layout(title=f"Layers of FiNE's {len(neuron_layers)} edited neurons over {len(fine_edits)} edits",
                   xaxis_title="layer", yaxis_title="neurons", xaxis_range=[-0.5, lm.n_layers - 0.5])
 fig.show()
+late = 2 * lm.n_layers // 3
+print(f"{np.mean(np.array(neuron_layers) >= late):.0%} of FiNE's neurons are in layers {late} and above; "
+      f"ROME edits layer {layer}")
 
 # %% [markdown]
 # ## More neurons
