@@ -38,6 +38,23 @@ def test_validate_rejects_with_one_line(values, words):
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
+def pairs(text: str) -> list[str]:
+    parts = text.split(",")
+    if len(parts) % 2:
+        raise ValueError(f"{len(parts)} items; accepted: an even number, separated by commas")
+    return parts
+
+
+def test_a_parser_checks_a_structured_string_in_one_line():
+    schema = {"pairs": Param("a,b", "pairs of names", parser=pairs)}
+    assert core.validate(schema, {"pairs": "a,b,c,d"}) == {"pairs": "a,b,c,d"}
+    with pytest.raises(ParameterError) as err:
+        core.validate(schema, {"pairs": "a,b,c"})
+    assert str(err.value) == "parameter 'pairs': 3 items; accepted: an even number, separated by commas"
+    with pytest.raises(ParameterError, match=r"got 3 \(int\); accepted: a str"):  # the type first
+        core.validate(schema, {"pairs": 3})
+
+
 def test_validate_complete_requires_every_parameter():
     with pytest.raises(ParameterError, match="'fast' is not set"):
         core.validate(SCHEMA, {"n": 100, "lr": 0.1, "kind": "srht"}, complete=True)
