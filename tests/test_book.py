@@ -64,6 +64,12 @@ def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
     assert all(c.gap for c in claims if not c.holds)
 
 
+def test_vendored_javascript_names_no_cdn():
+    for path in (ROOT / "book" / "static").rglob("*.js"):
+        found = re.findall(r"[\w.-]*(?:cdn\.jsdelivr|unpkg\.com|cdnjs\.)[^\"'\s]*", path.read_text())
+        assert not found, f"{path.relative_to(ROOT)} names {found[:3]}"
+
+
 def test_site_references_no_cdn(book):
     for page in book.rglob("*.html"):
         text = page.read_text()
