@@ -212,17 +212,18 @@ def scatter_figure(act):
 core.explore(scatter_figure, ACTS, "activation");
 
 # %%
+r2_ood = scores["R2 OOD"]
 core.claim(
     "dra-ood",
-    "On the genus never seen in training, DRA's R^2 of the log values is above ReLU's",
-    paper="DRA gives the best out-of-distribution R^2 among the activations compared "
-          "(train g <= 13, test g >= 14)",
-    measured=f"OOD R^2: DRA {scores.loc['DRA', 'R2 OOD']:.4f}, ReLU {scores.loc['ReLU', 'R2 OOD']:.4f} "
-             f"(GELU {scores.loc['GELU', 'R2 OOD']:.4f}, Snake {scores.loc['Snake', 'R2 OOD']:.4f}); "
-             f"one seed",
-    holds=scores.loc["DRA", "R2 OOD"] > scores.loc["ReLU", "R2 OOD"],
-    gap="at our scale (one seed, a small transformer, genus <= g_max) ReLU extrapolated as well "
-        "or better" if scores.loc["DRA", "R2 OOD"] <= scores.loc["ReLU", "R2 OOD"] else None,
+    "On the genus never seen in training, DRA's R^2 of the log values is "
+    "above ReLU's",
+    kind="paper",
+    paper="DRA gives the best out-of-distribution R^2 among the activations "
+          "compared (train g <= 13, test g >= 14)",
+    value=r2_ood["DRA"] - r2_ood["ReLU"],
+    measured=f"OOD R^2: DRA {r2_ood['DRA']:.4f}, ReLU {r2_ood['ReLU']:.4f} "
+             f"(GELU {r2_ood['GELU']:.4f}, Snake {r2_ood['Snake']:.4f}); "
+             "one seed",
 );
 
 # %% [markdown]
@@ -246,11 +247,16 @@ core.claim(
 # :pyobject: conformal_halfwidths
 # ```
 #
-# We calibrate the DRA model on the calibration set and measure coverage on the ID test
-# set, for each $n$. The bound, fixed beforehand: the windowed coverage is within
-# $\max(0.05,\ 3\sqrt{c(1-c)/m_n})$ of the nominal $c$ for every $n$, where $m_n$ is the
-# number of test points with that $n$ (three binomial standard deviations, at least 5
-# points of coverage).
+# We calibrate the DRA model on the calibration set and measure coverage on
+# the ID test set, for each $n$. On exchangeable data the coverage is what
+# conformal theory guarantees (on average for one global quantile; for each
+# $n$ when $w = 0$ makes every $n$ its own calibration set, and nearly so for
+# a small window), so it checks the code rather than the paper: the figure
+# marks three binomial standard deviations, $\max(0.05,\ 3\sqrt{c(1-c)/m_n})$
+# below the nominal $c$, $m_n$ being the number of test points with that $n$.
+# What the data decide is whether the window is needed at all: whether the
+# errors change with $n$ enough that one global quantile miscovers some $n$ by
+# more than the window does.
 
 # %%
 ACT = "dra"
@@ -311,28 +317,38 @@ fig.show()
 
 chosen = coverage[p.window]
 inside = np.abs(chosen.coverage - p.confidence) <= tolerance
+print(f"window w = {p.window}, ID test: coverage within three binomial "
+      f"standard deviations of {p.confidence:.0%} for {inside.sum()} of "
+      f"{len(inside)} values of n (worst deviation {worst[p.window]:.3f})")
 core.claim(
-    "window-coverage",
-    f"Sliding-window conformal intervals (w = {p.window}) cover within tolerance of the nominal "
-    f"{p.confidence:.0%} for every n",
-    paper="the dynamic sliding window over n gives calibrated intervals for every number of marked points",
-    measured="coverage by n: " + ", ".join(f"{n}: {c:.2f} (±{t:.2f}, {m} pts)" for n, c, t, m in
-                                           zip(chosen.n, chosen.coverage, tolerance, chosen.count))
-             + f"; global quantile worst deviation {worst[None]:.2f}",
-    holds=bool(inside.all()),
-    gap=f"outside the tolerance at n = {', '.join(str(n) for n in chosen.n[~inside])}: residuals within a "
-        "window are not exchangeable with one n's test points when the error changes fast with n"
-        if not inside.all() else None,
+    "window-adapts",
+    f"The sliding window (w = {p.window}) calibrates every n better than one "
+    "global quantile: its worst deviation from the nominal coverage over n "
+    "is smaller",
+    kind="paper",
+    paper="the errors are heteroscedastic in n; the dynamic sliding window "
+          "over n gives calibrated intervals for every number of marked "
+          "points",
+    value=worst[None] - worst[p.window],
+    measured=f"worst |coverage - {p.confidence:g}| over n: global "
+             f"{worst[None]:.3f}, window {worst[p.window]:.3f}",
 );
 
 # %% [markdown]
-# Coverage is only guaranteed for exchangeable data. On the unseen genus the errors are
-# larger than on any calibration point, and the same intervals under-cover:
+# Coverage is only guaranteed for exchangeable data. The unseen genus is not
+# exchangeable with the calibration set, and nothing bounds the coverage
+# there: the same intervals on the OOD genus, by $n$.
 
 # %%
-q_ood = enumerative.conformal_halfwidths(residuals, part["calibration"].n, part["ood"].n, p.confidence, p.window)
-ood_cov = enumerative.coverage_by_n(part["ood"].log_value, predictions[ACT]["ood"], q_ood, part["ood"].n)
-pd.DataFrame({"n": ood_cov.n, "OOD test points": ood_cov.count, "coverage": ood_cov.coverage.round(3),
+q_ood = enumerative.conformal_halfwidths(
+    residuals, part["calibration"].n, part["ood"].n, p.confidence, p.window)
+ood_cov = enumerative.coverage_by_n(
+    part["ood"].log_value, predictions[ACT]["ood"], q_ood, part["ood"].n)
+print(f"OOD coverage over all n: "
+      f"{np.average(ood_cov.coverage, weights=ood_cov.count):.3f} "
+      f"(nominal {p.confidence:g})")
+pd.DataFrame({"n": ood_cov.n, "OOD test points": ood_cov.count,
+              "coverage": ood_cov.coverage.round(3),
               "mean width (nats)": ood_cov.width.round(2)}).set_index("n").T
 
 # %% [markdown]
@@ -406,17 +422,19 @@ fig.update_layout(title="Linear probe R^2 from the pooled representation to the 
                   barmode="group", height=420)
 fig.show()
 
-trained_r2, random_r2 = probe["trained DRA network", "test"].mean(), probe["random DRA network", "test"].mean()
+trained_r2 = probe["trained DRA network", "test"].mean()
+random_r2 = probe["random DRA network", "test"].mean()
 core.claim(
     "probe-asymptotic",
-    "A linear probe reads the large-genus asymptotic's log-terms from the trained network's representation "
-    "better than from a random network's",
-    paper="probes recover the asymptotic's parameters from the representation, evidence of an emergent "
-          "internal model of the large-genus asymptotic",
-    measured=f"mean ID-test R^2 over the three terms: trained {trained_r2:.6f}, random {random_r2:.6f}",
-    holds=trained_r2 > random_r2,
-    gap="the random network's features decode the terms as well: at our scale the probe does not "
-        "separate learning from the inputs themselves" if trained_r2 <= random_r2 else None,
+    "A linear probe reads the large-genus asymptotic's log-terms from the "
+    "trained network's representation better than from a random network's",
+    kind="paper",
+    paper="probes recover the asymptotic's parameters from the "
+          "representation, evidence of an emergent internal model of the "
+          "large-genus asymptotic",
+    value=trained_r2 - random_r2,
+    measured=f"mean ID-test R^2 over the three terms: trained "
+             f"{trained_r2:.6f}, random {random_r2:.6f}",
 );
 
 # %% [markdown]
@@ -428,6 +446,13 @@ core.claim(
 # and abductive analyses, which this chapter does not repeat.
 #
 # ## Claims
+#
+# Each claim is of kind `paper` (the paper makes it; its figure is quoted) or
+# `setup` (a check that our experiment can test the paper at all). Its bound
+# is fixed before the run (`enumerative.BOUNDS`), and a claim expected to miss
+# at our scale is declared with its diagnosis in `enumerative.KNOWN_GAPS`,
+# also before the run. That conformal intervals cover on exchangeable data is
+# a theorem, printed above as a check, not a claim.
 
 # %%
 core.claims_table();

@@ -222,40 +222,36 @@ for key, gap in gaps.items():
           f"(accuracy {100 * acc_change[key]:+.2f})")
 
 N_TEST = len(DATASETS["shapes"].test)
-SCALE = (f"small models trained for seconds, {N_TEST} test images per dataset, "
-         f"{p.seeds} seed{'s' if p.seeds > 1 else ''}")
+typical = float(np.mean([r.accuracy for r in results.values()]))
+standard_error = 100 * np.sqrt(typical * (1 - typical) / N_TEST)
+print(f"one model's accuracy on {N_TEST} test images has a standard error of "
+      f"about {standard_error:.1f} points")
 
 
-def pairs(keys):
-    """(dataset, arch, alpha) keys as text, with their AURC and accuracy changes."""
-    return "; ".join(f"{d} {a} alpha {alpha:g} (AURC {100 * gaps[d, a, alpha]:+.2f}, "
-                     f"accuracy {100 * acc_change[d, a, alpha]:+.2f})" for d, a, alpha in keys)
+def span(changes):
+    """The smallest and largest of a dict of changes, in percentage points."""
+    return (f"{100 * min(changes.values()):+.2f} to "
+            f"{100 * max(changes.values()):+.2f} points")
 
 
-lower = [k for k, g in gaps.items() if g <= 0]
 core.claim(
     "ls_worse_aurc",
     "LS raises the AURC of the MSP ranking, for every alpha and setting tried",
-    paper="AURC(LS) > AURC(CE) in every setting (official bank-marketing MLP: 1.63% CE, 2.11% LS 0.4)",
-    measured=f"{len(gaps) - len(lower)} of {len(gaps)} (setting, alpha) pairs; "
-             f"AURC change {100 * min(gaps.values()):+.2f} to {100 * max(gaps.values()):+.2f} points",
-    holds=not lower,
-    gap=f"LS lowered the AURC in {pairs(lower)}. At our scale ({SCALE}) LS also moves "
-        "accuracy, and the AURC moves with the error rate" if lower else None,
+    kind="paper",
+    paper="AURC(LS) > AURC(CE) in every setting (official bank-marketing "
+          "MLP: 1.63% CE, 2.11% LS 0.4)",
+    value=list(gaps.values()),
+    measured=f"AURC(LS) - AURC(CE) over {len(gaps)} (setting, alpha) pairs: "
+             f"{span(gaps)}",
 );
-lost_accuracy = [k for k, c in acc_change.items() if c < -0.01]
-typical = float(np.mean([r.accuracy for r in results.values()]))
-standard_error = 100 * np.sqrt(typical * (1 - typical) / N_TEST)
 core.claim(
     "accuracy_kept",
-    "LS keeps accuracy: within 1 percentage point of CE or better, for every alpha and setting",
+    "LS keeps accuracy: within 1 percentage point of CE or better, for every "
+    "alpha and setting",
+    kind="paper",
     paper="LS keeps or improves accuracy (bank marketing: 90.1% CE, 90.8% LS)",
-    measured=f"accuracy change {100 * min(acc_change.values()):+.2f} to "
-             f"{100 * max(acc_change.values()):+.2f} points",
-    holds=not lost_accuracy,
-    gap=f"LS lost more than a point in {pairs(lost_accuracy)}; one model's accuracy on "
-        f"{N_TEST} test images has a standard error of about {standard_error:.1f} points"
-        if lost_accuracy else None,
+    value=list(acc_change.values()),
+    measured=f"accuracy(LS) - accuracy(CE): {span(acc_change)}",
 );
 
 # %% [markdown]
@@ -267,19 +263,13 @@ trend = {(d, a): spearmanr([0.0, *ALPHAS], [ce_mean[d, a]["aurc_msp"], *(
     table.loc[(d, a, alpha), "aurc_msp"] for alpha in ALPHAS)]).statistic for d, a in SETTINGS}
 for (d, a), rho in trend.items():
     print(f"{d:>12}, {a}: Spearman rho(alpha, AURC) = {rho:+.2f}")
-flat = [(d, a) for (d, a), rho in trend.items() if not rho > 0]
-gained = [(d, a) for d, a in flat if all(acc_change[d, a, alpha] > 0 for alpha in ALPHAS)]
 core.claim(
     "grows_with_alpha",
     "The AURC grows with alpha: positive rank correlation in every setting",
+    kind="paper",
     paper="the degradation increases with alpha",
+    value=list(trend.values()),
     measured=", ".join(f"{d} {a}: {rho:+.2f}" for (d, a), rho in trend.items()),
-    holds=not flat,
-    gap=None if not flat else "no upward trend in " + "; ".join(
-        f"{d} {a}" + (f", where LS raised accuracy at every alpha (by up to "
-                      f"{100 * max(acc_change[d, a, alpha] for alpha in ALPHAS):.2f} points) and the "
-                      "AURC fell with the error rate" if (d, a) in gained else f" ({SCALE})")
-        for d, a in flat),
 );
 
 # %% [markdown]
@@ -324,15 +314,16 @@ for d, a in SETTINGS:
     suppression[d, a] = np.mean(ratios, axis=0)
     print(f"{d:>12}, {a}: LS/CE median max logit, correct {suppression[d, a][0]:.3f}, "
           f"wrong {suppression[d, a][1]:.3f}")
-same = [f"{d} {a} ({c:.3f} vs {w:.3f})" for (d, a), (c, w) in suppression.items() if not c < w]
 core.claim(
     "suppresses_correct_more",
-    f"LS (alpha {ALPHA:g}) shrinks the max logit of correct predictions more than that of errors",
-    paper="LS regularises the max logit more when the prediction is likely correct",
-    measured=", ".join(f"{d} {a}: {c:.3f} vs {w:.3f}" for (d, a), (c, w) in suppression.items()),
-    holds=not same,
-    gap=f"not in {', '.join(same)}: the median is a coarse summary of two small sets of "
-        f"predictions ({SCALE})" if same else None,
+    f"LS (alpha {ALPHA:g}) shrinks the max logit of correct predictions more "
+    "than that of errors",
+    kind="paper",
+    paper="LS regularises the max logit more when the prediction is likely "
+          "correct",
+    value=[w - c for c, w in suppression.values()],
+    measured=", ".join(f"{d} {a}: {c:.3f} vs {w:.3f}"
+                       for (d, a), (c, w) in suppression.items()),
 );
 
 # %% [markdown]
@@ -362,25 +353,15 @@ for key in gaps:
           f"won back {100 * won_back[key]:+.2f} points (p = {table.loc[key, 'p']:.1f})")
 for (d, a), change in ce_change.items():
     print(f"{d:>12}, {a}, CE: normalisation changes AURC by {100 * change:+.2f} points")
-holds = bool(losing) and recovered > 0.5
-if holds:
-    why = None
-elif not losing:
-    why = "LS lost no AURC in any setting, so there was no gap to close"
-elif all(change > 0 for change in ce_change.values()):
-    why = (f"normalisation raised the AURC of the CE models too ({100 * min(ce_change.values()):+.2f} "
-           f"to {100 * max(ce_change.values()):+.2f} points): at our scale the normalised max logit "
-           "ranks worse than the MSP whether or not LS was used")
-else:
-    why = f"normalisation won back {100 * recovered:.0f}% of the AURC lost ({SCALE})"
 core.claim(
     "normalisation_recovers",
     "Normalising the logits wins back most (> 50%) of the AURC lost to LS",
+    kind="paper",
     paper="logit normalisation recovers most of the SC performance lost to LS",
-    measured=(f"{100 * recovered:.0f}% of {100 * lost:.2f} points lost, over the {len(losing)} "
-              "(setting, alpha) pairs where LS lost AURC" if losing else "LS lost no AURC"),
-    holds=holds,
-    gap=why,
+    value=recovered,
+    measured=(f"{100 * recovered:.0f}% of {100 * lost:.2f} points lost, over "
+              f"the {len(losing)} (setting, alpha) pairs where LS lost AURC"
+              if losing else "LS lost no AURC: nothing to win back"),
 );
 
 # %% [markdown]
@@ -420,11 +401,15 @@ core.explore(sensitivity_figure, ALPHAS, "alpha", active=len(ALPHAS) - 1);
 # %% [markdown]
 # ## Claims
 #
-# The bounds were fixed before running: strict inequalities for the direction of each
-# effect, 1 percentage point for "keeps accuracy", half the lost AURC for "most of the
-# gap". The paper's own figures come from ImageNet, CIFAR, Cityscapes and IMDB models;
-# the only exact numbers quoted here are those printed by the official code's
-# bank-marketing MLP notebook.
+# Each claim is of kind `paper` (the paper makes it; its figure is quoted) or
+# `setup` (a check that our experiment can test the paper at all). The bounds
+# (`selective.BOUNDS`) were fixed before running: strict inequalities for the
+# direction of each effect, 1 percentage point for "keeps accuracy", half the
+# lost AURC for "most of the gap". A claim expected to miss at our scale is
+# declared, with its diagnosis, in `selective.KNOWN_GAPS`, also before the
+# run. The paper's own figures come from ImageNet, CIFAR, Cityscapes and IMDB
+# models; the only exact numbers quoted here are those printed by the official
+# code's bank-marketing MLP notebook.
 
 # %%
 core.claims_table();

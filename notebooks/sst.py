@@ -197,7 +197,15 @@ print(f"official SST (no straight-through), digits, baseline fill: mean size {10
 # ```
 #
 # Every method is timed on one CPU thread, one input at a time, the prediction
-# included (for SST the one forward pass is all there is).
+# included (for SST the one forward pass is all there is). The methods take
+# turns: the first input is explained by each method, then the second, and so
+# on (`core.alternate`), so a load that comes and goes on the machine falls on
+# all of them alike; each method's time is the median over the inputs, in
+# wall-clock and in process-CPU seconds.
+#
+# ```{literalinclude} ../lib/iclr25/sst.py
+# :pyobject: compare
+# ```
 
 # %%
 results = {}
@@ -205,19 +213,26 @@ for d, data in DATA.items():
     x = data.test.x[:p.n_explain]
     for k, notion in NOTIONS.items():
         generator = torch.Generator().manual_seed(p.seed)
+        net = nets[d, k]
+        explainers = {"SST": (net, sst.sst_explainer(net, p.tau))}
+        for m in sst.BASELINES:
+            explainers[m] = (normal[d], sst.posthoc_explainer(
+                normal[d], m, notion, generator))
         with core.threads(1):
-            results[d, k, "SST"] = sst.explain_sst(nets[d, k], x, p.tau, notion, generator)
-            for m in sst.BASELINES:
-                results[d, k, m] = sst.explain_posthoc(normal[d], x, m, notion, generator)
+            found = sst.compare(explainers, x, notion, generator)
+        results.update({(d, k, m): r for m, r in found.items()})
 
 table = pd.DataFrame([dict(data=d, notion=k, method=m, size=100 * r.size,
-                           faithfulness=100 * r.faithfulness, ms=1000 * r.seconds)
-                      for (d, k, m), r in results.items()]).set_index(["data", "notion", "method"])
+                           faithfulness=100 * r.faithfulness,
+                           ms=1000 * r.seconds, cpu_ms=1000 * r.cpu_seconds)
+                      for (d, k, m), r in results.items()])
+table = table.set_index(["data", "notion", "method"])
 table.round(3)
 
 # %% [markdown]
 # The table gives, for the first `n_explain` test inputs, the mean explanation size
-# (% of the features), the faithfulness (%) and the milliseconds per explanation.
+# (% of the features), the faithfulness (%) and the median milliseconds per
+# explanation, wall-clock (`ms`) and process CPU (`cpu_ms`).
 # The figure puts each method at its size and faithfulness: the best corner is the
 # top left.
 
@@ -243,82 +258,78 @@ fig.show()
 # %% [markdown]
 # ## Are SST's explanations smaller, at equal or better faithfulness?
 #
-# For each notion, the claim holds when on both data sets SST's mean size is below
-# every baseline's and its faithfulness is at least the baseline's minus 5 points
-# (with the default 50 inputs one input is 2 points; the bound was fixed before running).
+# For each notion, the claim holds when on both data sets SST's mean size is
+# below every baseline's and its faithfulness is at least the baseline's minus
+# 5 points (with the default 50 inputs one input is 2 points; the bound was
+# fixed before running). The claim's value has two parts: each baseline's size
+# minus SST's, and SST's faithfulness minus each baseline's.
 
 # %%
-TOLERANCE = 0.05
-
-
-def beaten(d, k):
-    """The baselines SST does not beat on (d, k), each with the reason: it is not
-    smaller, or it is less faithful by more than TOLERANCE."""
-    ours, found = results[d, k, "SST"], {}
-    for m in sst.BASELINES:
-        theirs = results[d, k, m]
-        reasons = (["not smaller"] if ours.size >= theirs.size else []) + (
-            ["less faithful"] if ours.faithfulness < theirs.faithfulness - TOLERANCE else [])
-        if reasons:
-            found[m] = " and ".join(reasons)
-    return found
-
-
 def summary(d, k):
-    return f"{d}: " + ", ".join(f"{m} {100 * results[d, k, m].size:.1f}% ({100 * results[d, k, m].faithfulness:.0f}%)"
-                                for m in METHODS)
+    return f"{d}: " + ", ".join(
+        f"{m} {100 * results[d, k, m].size:.1f}% "
+        f"({100 * results[d, k, m].faithfulness:.0f}%)" for m in METHODS)
 
 
-PAPER = ("smaller subsets than Anchors and GS, more faithful than SIS's, for each "
-         "sufficiency notion (MNIST, CIFAR-10, ImageNet; Fig. 1 and the image tables)")
+PAPER = ("smaller subsets than Anchors and GS, more faithful than SIS's, for "
+         "each sufficiency notion (MNIST, CIFAR-10, ImageNet; Fig. 1 and the "
+         "image tables)")
 for k in NOTIONS:
-    lost = {d: beaten(d, k) for d in DATA}
+    pairs = [(results[d, k, "SST"], results[d, k, m])
+             for d in DATA for m in sst.BASELINES]
     core.claim(
         f"smaller_{k}",
-        f"{k} sufficiency: SST's explanations are smaller than every baseline's, at equal "
-        f"or better faithfulness (within {100 * TOLERANCE:.0f} points)",
+        f"{k} sufficiency: SST's explanations are smaller than every "
+        "baseline's, at equal or better faithfulness (within 5 points)",
+        kind="paper",
         paper=PAPER,
-        measured="; ".join(summary(d, k) for d in DATA) + " (size, faithfulness)",
-        holds=not any(lost.values()),
-        gap="SST is " + "; ".join(f"{why} than {m} on {d}" for d, ms in lost.items()
-                                  for m, why in ms.items())
-            + f" ({p.n_explain} inputs, MLPs trained in seconds, gamma = {p.gamma:g} for every "
-              "notion; on 64 pixels or a dozen columns a greedy search can afford to check "
-              "nearly every subset it grows)" if any(lost.values()) else None,
+        value={"size": [b.size - a.size for a, b in pairs],
+               "faithfulness": [a.faithfulness - b.faithfulness
+                                for a, b in pairs]},
+        measured="; ".join(summary(d, k) for d in DATA)
+                 + " (size, faithfulness)",
     );
 
 # %% [markdown]
 # ## One forward pass against a search
 #
-# The ratio of each baseline's time per explanation to SST's, measured in this run on
-# one thread. The claim is an order of magnitude (a ratio of at least 10) against
-# every baseline, for every data set and notion.
+# The ratio of each baseline's median wall-clock time per explanation to
+# SST's, measured in this run on one thread with the methods in alternation.
+# The claim is an order of magnitude (a ratio of at least 10) against every
+# baseline, for every data set and notion. The CPU-time ratios are reported
+# beside the wall-clock ones.
 
 # %%
-ratios = {(d, k, m): results[d, k, m].seconds / results[d, k, "SST"].seconds
-          for d in DATA for k in NOTIONS for m in sst.BASELINES}
+KEYS = [(d, k, m) for d in DATA for k in NOTIONS for m in sst.BASELINES]
+SST_OF = {key: results[key[:2] + ("SST",)] for key in KEYS}
+ratios = {key: results[key].seconds / SST_OF[key].seconds for key in KEYS}
+cpu_ratios = {key: results[key].cpu_seconds
+              / max(SST_OF[key].cpu_seconds, 1e-9) for key in KEYS}
 fig = go.Figure()
 for m in METHODS:
     fig.add_bar(x=[f"{d}<br>{k}" for d in DATA for k in NOTIONS],
                 y=[1000 * results[d, k, m].seconds for d in DATA for k in NOTIONS],
                 name=m, marker_color=COLORS[m])
-fig.update_yaxes(type="log", title_text="ms per explanation (log)")
-fig.update_layout(barmode="group", height=400, title="Time per explanation, one CPU thread")
+fig.update_yaxes(type="log", title_text="median ms per explanation (log)")
+fig.update_layout(barmode="group", height=400,
+                  title="Time per explanation, one CPU thread")
 fig.show()
 slowest = min(ratios, key=ratios.get)
 core.claim(
     "faster",
-    "SST explains at least 10 times faster than every post-hoc baseline (one forward pass)",
-    paper="SST explains in the forward pass; the post-hoc searches take orders of magnitude longer",
-    measured=f"ratios {min(ratios.values()):.0f}x to {max(ratios.values()):.0f}x; smallest: "
-             f"{slowest[2]} on {slowest[0]}, {slowest[1]} ({1000 * results[slowest].seconds:.2f} ms "
-             f"vs {1000 * results[slowest[:2] + ('SST',)].seconds:.3f} ms)",
-    holds=min(ratios.values()) >= 10,
-    gap=None if min(ratios.values()) >= 10 else
-        f"{slowest[2]} needs only {1000 * results[slowest].seconds:.2f} ms on a {p.width}-unit MLP "
-        f"with {DATA[slowest[0]].train.x[0].numel()} features: a search over so few features "
-        "takes a few dozen batched model calls, and SST's forward pass is mostly Python overhead "
-        "at this size",
+    "SST explains at least 10 times faster than every post-hoc baseline (one "
+    "forward pass)",
+    kind="paper",
+    paper="SST explains in the forward pass; the post-hoc searches take "
+          "orders of magnitude longer",
+    value=list(ratios.values()),
+    measured=f"wall-time ratios {min(ratios.values()):.0f}x to "
+             f"{max(ratios.values()):.0f}x (CPU time "
+             f"{min(cpu_ratios.values()):.0f}x to "
+             f"{max(cpu_ratios.values()):.0f}x); smallest: {slowest[2]} on "
+             f"{slowest[0]}, {slowest[1]} "
+             f"({1000 * results[slowest].seconds:.2f} ms vs "
+             f"{1000 * SST_OF[slowest].seconds:.3f} ms wall)",
 );
 
 # %% [markdown]
@@ -332,18 +343,19 @@ acc = {d: sst.accuracy(normal[d], data.test) for d, data in DATA.items()}
 acc_sst = {(d, k): sst.accuracy(nets[d, k], DATA[d].test) for d in DATA for k in NOTIONS}
 for (d, k), a in acc_sst.items():
     print(f"{d:>14}, {k:>13}: SST {100 * a:.1f}% vs normal {100 * acc[d]:.1f}%")
-drops = {key: acc[key[0]] - a for key, a in acc_sst.items()}
-worst = max(drops, key=drops.get)
+changes = {key: a - acc[key[0]] for key, a in acc_sst.items()}
+worst = min(changes, key=changes.get)
 core.claim(
     "accuracy_kept",
-    "SST's accuracy is within 3 points of the normally trained model's, for every data set and notion",
-    paper="comparable predictive performance (small drops on MNIST, CIFAR-10, ImageNet)",
-    measured=f"change {100 * -max(drops.values()):+.1f} to {100 * -min(drops.values()):+.1f} points "
+    "SST's accuracy is within 3 points of the normally trained model's, for "
+    "every data set and notion",
+    kind="paper",
+    paper="comparable predictive performance (small drops on MNIST, "
+          "CIFAR-10, ImageNet)",
+    value=list(changes.values()),
+    measured=f"change {100 * min(changes.values()):+.1f} to "
+             f"{100 * max(changes.values()):+.1f} points "
              f"(worst: {worst[0]}, {worst[1]})",
-    holds=max(drops.values()) <= 0.03,
-    gap=None if max(drops.values()) <= 0.03 else
-        f"{worst[0]} with {worst[1]} sufficiency lost {100 * drops[worst]:.1f} points; "
-        f"{len(DATA[worst[0]].test)} test inputs",
 );
 
 # %% [markdown]
@@ -382,16 +394,18 @@ core.explore(sweep_figure, TAUS, "tau", active=len(TAUS) // 2);
 
 # %%
 t_mid = TAUS[len(TAUS) // 2]
-rho = spearmanr(GAMMAS, [sweep[t_mid, g]["size"] for g in GAMMAS]).statistic if len(GAMMAS) > 1 else float("nan")
-core.claim(
-    "gamma_shrinks",
-    f"A larger gamma gives smaller explanations (negative rank correlation at tau = {t_mid:g})",
-    paper="gamma trades explanation size against faithfulness and accuracy",
-    measured=f"Spearman rho(gamma, size) = {rho:+.2f}; sizes "
-             + ", ".join(f"{sweep[t_mid, g]['size']:.1f}%" for g in GAMMAS),
-    holds=bool(rho < 0),
-    gap=None if rho < 0 else f"no downward trend over {len(GAMMAS)} values of gamma at our scale",
-);
+sizes = [sweep[t_mid, g]["size"] for g in GAMMAS]
+rho = (spearmanr(GAMMAS, sizes).statistic if len(GAMMAS) > 1
+       else float("nan"))
+print(f"tau = {t_mid:g}: Spearman rho(gamma, size) = {rho:+.2f}; sizes "
+      + ", ".join(f"{size:.1f}%" for size in sizes))
+
+# %% [markdown]
+# That a larger $\gamma$ gives smaller explanations is what $\gamma$ is for:
+# it weights the size term of the loss, so the rank correlation printed above
+# is a check of the training, not a claim about the paper. What the sweep
+# shows is the price: how much faithfulness and accuracy each step of $\gamma$
+# costs.
 
 # %% [markdown]
 # ## The explanations, side by side
@@ -450,11 +464,14 @@ core.explore(pictures, EXAMPLES, "test image",
 # %% [markdown]
 # ## Claims
 #
-# The bounds were fixed before running: strict "smaller" with a faithfulness
-# tolerance of 5 points, a time ratio of 10, an accuracy loss of at most 3 points, and
-# a negative rank correlation for $\gamma$. The paper reports its comparisons on MNIST,
-# CIFAR-10 and ImageNet images and on text; its exact table entries are not quoted
-# here.
+# Each claim is of kind `paper` (the paper makes it) or `setup` (a check that
+# our experiment can test the paper at all). The bounds (`sst.BOUNDS`) were
+# fixed before running: strict "smaller" with a faithfulness tolerance of 5
+# points, a wall-time ratio of 10 (methods timed in alternation), an accuracy
+# loss of at most 3 points. A claim expected to miss at our scale is declared,
+# with its diagnosis, in `sst.KNOWN_GAPS`, also before the run. The paper
+# reports its comparisons on MNIST, CIFAR-10 and ImageNet images and on text;
+# its exact table entries are not quoted here.
 
 # %%
 core.claims_table();

@@ -199,51 +199,53 @@ fig.show()
 
 # %%
 GNNS = ["GraphMixer", "DyGFormer"]
-SCALE = (f"{p.n_users} users x {p.length} interactions, {p.epochs} epochs, one seed, "
-         f"{len(SEQ.eval_idx)} test positives")
-PAPER_GL = "GoogleLocal MRR: TGN 50.5, GraphMixer 21.3, DyGFormer 18.4, SGNN-HN 62.9"
-NO_IDENTITY = ("without node or edge features GraphMixer's inputs are link times alone, which "
-               "cannot tell whether a candidate is one of the user's past items (on Wikipedia and "
-               "Reddit its edge features carry that identity); DyGFormer's co-occurrence encoding can")
-kept = [m for m in GNNS if seq[m] > 0.5 * heavy[m]]
-weak = [m for m in GNNS if heavy[m] < 0.3]
+PAPER_GL = ("GoogleLocal MRR: TGN 50.5, GraphMixer 21.3, DyGFormer 18.4, "
+            "SGNN-HN 62.9")
 core.claim(
     "gnns_drop",
-    "GraphMixer and DyGFormer lose at least half of their MRR from the repeat-heavy to the "
-    "sequential stream",
-    paper="sharp drops on TGB-Seq (DyGFormer leads on Wikipedia/Reddit; " + PAPER_GL + ")",
-    measured="; ".join(f"{m} {heavy[m]:.3f} -> {seq[m]:.3f}" for m in GNNS),
-    holds=not kept,
-    gap=None if not kept else "; ".join(
-        f"{m} was within 0.03 of chance ({chance(HEAVY):.3f}) on the repeat-heavy stream already, "
-        f"so it had nothing to lose: {NO_IDENTITY}" if heavy[m] < chance(HEAVY) + 0.03
-        else f"{m} kept more than half ({SCALE})" for m in kept),
+    "GraphMixer and DyGFormer lose at least half of their MRR from the "
+    "repeat-heavy to the sequential stream",
+    kind="paper",
+    paper="sharp drops on TGB-Seq (DyGFormer leads on Wikipedia/Reddit; "
+          + PAPER_GL + ")",
+    value=[seq[m] / heavy[m] for m in GNNS],
+    measured="sequential / repeat-heavy MRR: " + "; ".join(
+        f"{m} {seq[m]:.3f} / {heavy[m]:.3f}" for m in GNNS),
 );
 core.claim(
     "gnns_strong_on_repeats",
-    "GraphMixer and DyGFormer are strong on the repeat-heavy stream: MRR at least 0.3",
+    "GraphMixer and DyGFormer are strong on the repeat-heavy stream: MRR at "
+    "least 0.3",
+    kind="paper",
     paper="near-perfect scores on the repeat-heavy classic benchmarks",
+    value=[heavy[m] for m in GNNS],
     measured="; ".join(f"{m} {heavy[m]:.3f}" for m in GNNS),
-    holds=not weak,
-    gap=None if not weak else f"{', '.join(weak)} below 0.3: {NO_IDENTITY}",
+);
+core.claim(
+    "sasrec_learns",
+    "SASRec learns the sequential dynamics: on the sequential stream its "
+    "MRR exceeds chance by more than 0.2",
+    kind="setup",
+    paper=PAPER_GL + " (SGNN-HN, a sequential recommender, is first)",
+    value=seq["SASRec"] - chance(SEQ),
+    measured=f"SASRec {seq['SASRec']:.3f}, chance {chance(SEQ):.3f}",
 );
 best_gnn = max(seq[m] for m in GNNS)
-core.claim(
-    "sasrec_ahead",
-    "On the sequential stream SASRec beats both GraphMixer and DyGFormer",
-    paper=PAPER_GL + " (SGNN-HN, a sequential recommender, is first)",
-    measured=f"SASRec {seq['SASRec']:.3f}, best of GraphMixer/DyGFormer {best_gnn:.3f}",
-    holds=seq["SASRec"] > best_gnn,
-);
-core.claim(
-    "edgebank_floor",
-    "EdgeBank (pure memorisation) reaches at least half the best temporal GNN's MRR on the "
-    "repeat-heavy stream and no more than chance + 0.02 on the sequential one",
-    paper="EdgeBank is competitive on repeat-heavy data and weak on TGB-Seq",
-    measured=f"repeat-heavy {heavy['EdgeBank']:.3f} (best GNN {max(heavy[m] for m in GNNS):.3f}); "
-             f"sequential {seq['EdgeBank']:.3f} (chance {chance(SEQ):.3f})",
-    holds=heavy["EdgeBank"] >= 0.5 * max(heavy[m] for m in GNNS) and seq["EdgeBank"] <= chance(SEQ) + 0.02,
-);
+print(f"sequential stream: SASRec {seq['SASRec']:.3f}, best of GraphMixer "
+      f"and DyGFormer {best_gnn:.3f}, chance {chance(SEQ):.3f}")
+print(f"EdgeBank: repeat-heavy {heavy['EdgeBank']:.3f} (best GNN "
+      f"{max(heavy[m] for m in GNNS):.3f}); sequential {seq['EdgeBank']:.3f}")
+
+# %% [markdown]
+# SASRec's lead on the sequential stream is not a claim of its own: with no
+# features, a model without item identity cannot rank an unseen item above
+# chance, and nearly every test edge of the sequential stream is unseen. So
+# GraphMixer and DyGFormer sit near chance there by construction, and SASRec
+# is ahead as soon as it learns anything; the claim above asks whether it
+# learned the dynamics. EdgeBank's numbers (printed above) are likewise fixed
+# by its definition: it scores every unseen positive 0, so on the sequential
+# stream it cannot beat chance, and on the repeat-heavy one it ranks the seen
+# positives first.
 
 # %% [markdown]
 # ## Seen and unseen test edges
@@ -263,16 +265,19 @@ for col, r in enumerate([REPEATS[0], REPEATS[-1]], start=1):
 fig.update_layout(barmode="group", height=380, title="Test MRR on seen and unseen edges")
 fig.update_yaxes(title_text="MRR", col=1)
 fig.show()
-unseen_heavy = {m: RESULTS[REPEATS[0]][m][0].mrr_unseen for m in tgbseq.MODELS}
-seen_heavy = {m: RESULTS[REPEATS[0]][m][0].mrr_seen for m in tgbseq.MODELS}
-core.claim(
-    "unseen_much_lower",
-    "On the repeat-heavy stream DyGFormer's MRR on unseen edges is below a quarter of its MRR "
-    "on seen ones: what it learned is mostly memorisation",
-    paper="existing methods focus on predicting repeated edges and generalise poorly to unseen ones",
-    measured=f"seen {seen_heavy['DyGFormer']:.3f}, unseen {unseen_heavy['DyGFormer']:.3f}",
-    holds=unseen_heavy["DyGFormer"] < 0.25 * seen_heavy["DyGFormer"],
-);
+heavy_res = RESULTS[REPEATS[0]]
+print("repeat-heavy stream, MRR on seen / unseen test edges: " + "; ".join(
+    f"{m} {heavy_res[m][0].mrr_seen:.3f} / {heavy_res[m][0].mrr_unseen:.3f}"
+    for m in tgbseq.MODELS))
+
+# %% [markdown]
+# The paper finds that existing methods focus on repeated edges and
+# generalise poorly to unseen ones. Here that split is fixed by construction
+# for the models without item identity: on an unseen edge, GraphMixer and
+# DyGFormer see nothing but the times of the two nodes' links (no features,
+# no shared neighbour) to tell the positive from the negatives, so their MRR
+# on unseen edges is near chance whatever they learned; the printed numbers
+# show it.
 
 # %% [markdown]
 # ## Sliding the repeated-edge ratio
@@ -306,10 +311,12 @@ if len(REPEATS) >= 3:
     rho = spearmanr([BENCH[r].stats["test"] for r in REPEATS], [mrr[r]["DyGFormer"] for r in REPEATS]).statistic
     core.claim(
         "dygformer_tracks_repeats",
-        "DyGFormer's MRR rises with the repeated-edge ratio (Spearman rho > 0.8 over the sweep)",
+        "DyGFormer's MRR rises with the repeated-edge ratio (Spearman rho "
+        "over the sweep)",
+        kind="paper",
         paper="performance is driven by repeated edges",
+        value=rho,
         measured=f"rho = {rho:.2f} over {len(REPEATS)} streams",
-        holds=rho > 0.8,
     );
 
 # %% [markdown]
@@ -339,42 +346,72 @@ fig.add_hline(y=chance(TOY), line_dash="dash", line_color="gray", annotation_tex
 fig.update_layout(title=f"Toy: test MRR (repeated-edge ratio {TOY.stats['test']:.2f})",
                   yaxis_title="MRR", yaxis_range=[0, 1], height=360)
 fig.show()
-near_chance = all(toy_mrr[m] <= chance(TOY) + 0.1 for m in GNNS)
+print("toy MRR: " + ", ".join(f"{m} {v:.3f}" for m, v in toy_mrr.items())
+      + f" (chance {chance(TOY):.3f})")
 core.claim(
-    "toy",
-    "On the toy, GraphMixer and DyGFormer stay within 0.1 of chance MRR while SASRec is above "
-    "chance by more than 0.2",
+    "toy_learnable",
+    "The toy's next item follows from the order of the last items: SASRec's "
+    "MRR exceeds chance by more than 0.2",
+    kind="setup",
     paper="temporal GNNs at about 50% AP (chance) on the toy",
-    measured=", ".join(f"{m} {v:.3f}" for m, v in toy_mrr.items()) + f" (chance {chance(TOY):.3f})",
-    holds=near_chance and toy_mrr["SASRec"] > chance(TOY) + 0.2,
+    value=toy_mrr["SASRec"] - chance(TOY),
+    measured=f"SASRec {toy_mrr['SASRec']:.3f}, chance {chance(TOY):.3f}",
 );
+
+# %% [markdown]
+# That GraphMixer and DyGFormer stay near chance on the toy (printed above) is
+# the paper's finding, but here it is also fixed by construction: nearly
+# every item of the toy is a past item of the user by the test period, so
+# being seen tells the positive from few negatives, and without features
+# neither model knows which item a node is, so neither can read the order.
+# The claim above checks the other half: that the order does give the next
+# item away, to a model that sees item identities.
 
 # %% [markdown]
 # ## Training cost
 #
-# Seconds per training epoch, measured in this run on the sequential stream (one CPU
-# thread per model). An epoch of GraphMixer and DyGFormer is one pass over the training
-# links with neighbour sampling; an epoch of SASRec is one pass over the users'
-# sequences.
+# Seconds per training epoch of DyGFormer and SASRec on the sequential
+# stream, one CPU thread each, timed in alternation (a DyGFormer epoch, a
+# SASRec epoch, and again, so that a load that comes and goes on the machine
+# falls on both alike). An epoch of DyGFormer is one pass over the training
+# links with neighbour sampling; an epoch of SASRec is one pass over the
+# users' sequences.
+# The table above gives every model's seconds per epoch over its whole fit.
 
 # %%
-cost = {m: RESULTS[REPEATS[-1]][m][1] for m in tgbseq.MODELS}
-fig = go.Figure(go.Bar(x=list(cost), y=list(cost.values()), marker_color=[COLORS[m] for m in cost]))
-fig.update_layout(title="Training time per epoch (sequential stream)", yaxis_title="seconds",
-                  height=340)
+runners = {m: tgbseq.epoch_runner(
+    m, SEQ, dim=p.dim, neighbors=p.neighbors, seed=p.seed,
+    device=p.torch_device,
+    **(dict(lr=p.lr_sasrec, batch_size=p.batch_users) if m == "SASRec"
+       else dict(lr=p.lr, batch_size=p.batch_size)))
+    for m in ["DyGFormer", "SASRec"]}
+timing = core.alternate(runners, tgbseq.TIMING_ROUNDS)
+fig = go.Figure()
+for what in ["wall", "cpu"]:
+    fig.add_bar(x=list(timing),
+                y=[getattr(t, f"median_{what}") for t in timing.values()],
+                name=f"{what} seconds")
+fig.update_layout(title="Training time per epoch (sequential stream, median)",
+                  yaxis_title="seconds", barmode="group", height=340)
 fig.show()
+dyg, sas = timing["DyGFormer"], timing["SASRec"]
 core.claim(
     "training_cost",
-    "An epoch of DyGFormer costs more than an epoch of SASRec",
+    "An epoch of DyGFormer costs more than an epoch of SASRec (ratio of "
+    "median wall seconds)",
+    kind="paper",
     paper="current temporal GNNs incur substantial training costs on TGB-Seq",
-    measured=", ".join(f"{m} {c:.2f} s" for m, c in cost.items()),
-    holds=cost["DyGFormer"] > cost["SASRec"],
+    value=dyg.median_wall / sas.median_wall,
+    measured=f"{dyg.median_wall / sas.median_wall:.3g}x: DyGFormer {dyg}; "
+             f"SASRec {sas}",
 );
 
 # %% [markdown]
 # ## Claims
 #
-# The bounds were fixed before running. The paper's own figures come from its
+# The bounds (`tgbseq.BOUNDS`) were fixed before running. A claim of kind
+# `paper` is one the paper makes; one of kind `setup` checks that our
+# experiment can test the paper at all. The paper's own figures come from its
 # leaderboards on real data; ours come from small generated streams, one seed, a few
 # epochs and up to `max_eval` test positives per stream (the MRR of one stream has a
 # standard error of a few hundredths).

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from playwright.sync_api import sync_playwright
 
-from iclr25 import chapters
-from iclr25.core import read_claims
+from iclr25 import chapters, scoreboard
+from iclr25.core import book_problems, read_claims
 
 ROOT = chapters.ROOT
 BUILD = ROOT / "_build"
@@ -55,13 +55,28 @@ def test_every_chapter_has_a_module_test_and_citation():
         assert "{cite" in chapters.get(slug).notebook.read_text()
 
 
+EXECUTED = BUILD / "jupyter_execute" / "notebooks"
+
+
 @pytest.mark.parametrize("slug", BUILT)
 def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
-    claims = read_claims(BUILD / "jupyter_execute" / "notebooks" / f"{slug}.ipynb")
-    assert claims
-    failed = [f"{c.id}: {c.measured} (paper: {c.paper})" for c in claims if c.status == "FAILED"]
-    assert not failed, failed
-    assert all(c.gap for c in claims if not c.holds)
+    """No FAILED claim, no stale gap declaration, no declaration for a claim not run."""
+    claims = read_claims(EXECUTED / f"{slug}.ipynb")
+    module = chapters.get(slug).module()
+    assert not book_problems(claims, module.KNOWN_GAPS)
+    assert [c.id for c in claims] and {c.id for c in claims} == set(module.BOUNDS), \
+        "every bound decides a claim of the book's run"
+
+
+def test_scoreboard_lists_exactly_the_claims_of_the_executed_chapters(book):
+    page = (book / "book" / "scoreboard.html").read_text()
+    table = page[page.index("iclr25-scoreboard"):]
+    listed = re.findall(r"<tr><td>(\w+)</td><td><code>([\w-]+)</code></td>", table)
+    executed = [(c.chapter, c.id) for slug in BUILT for c in read_claims(EXECUTED / f"{slug}.ipynb")]
+    assert listed == executed
+    held, total = scoreboard.fidelity(scoreboard.collect(EXECUTED))
+    assert f"Fidelity: {held} of {total} paper claims hold" in page
+    assert all(f"<td>{slug}</td><td>" in page for slug in BUILT)  # the build-times table
 
 
 def test_vendored_javascript_names_no_cdn():
@@ -157,6 +172,27 @@ def visit(browser, url: str, figures: bool = True) -> dict:
 def test_intro_page_works_offline(browser, site):
     seen = visit(browser, f"{site}/book/intro.html", figures=False)
     assert not seen["external"] and not seen["errors"] and not seen["math_errors"], seen
+
+
+def test_scoreboard_page_sorts_and_filters_offline(browser, site):
+    seen = visit(browser, f"{site}/book/scoreboard.html", figures=False)
+    assert not seen["external"] and not seen["errors"] and not seen["math_errors"], seen
+    page = browser.new_page()
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
+        "http://127.0.0.1") else r.abort())
+    page.goto(f"{site}/book/scoreboard.html", wait_until="networkidle")
+    rows = "table.iclr25-scoreboard tbody tr"
+    kinds = f"() => [...document.querySelectorAll('{rows}')].map(r => r.cells[2].textContent)"
+    before = page.evaluate(kinds)
+    page.click("table.iclr25-scoreboard thead th:nth-child(3)")  # sort by kind
+    assert page.evaluate(kinds) == sorted(before)
+    page.click("table.iclr25-scoreboard thead th:nth-child(3)")
+    assert page.evaluate(kinds) == sorted(before, reverse=True)
+    page.fill("input.iclr25-filter", BUILT[0])
+    visible = page.evaluate(f"() => [...document.querySelectorAll('{rows}')]"
+                            ".filter(r => !r.hidden).map(r => r.cells[0].textContent)")
+    assert visible and set(visible) == {BUILT[0]}
+    page.close()
 
 
 @pytest.mark.parametrize("slug", BUILT)

@@ -30,6 +30,7 @@ def test_list_shows_chapters_and_parameters():
     (("run", "sro", "-p", "seed"), "-p 'seed' is not KEY=VALUE"),
     (("run", "sro", "-p", "device=tpu"), "parameter 'device' got 'tpu'; accepted: one of "),
     (("frobnicate",), "argument command: invalid choice: 'frobnicate'"),
+    (("claims", "no/such/folder"), "no folder no/such/folder: give the folder that"),
 ])
 def test_bad_input_exits_2_with_one_line(args, words):
     result = cli(*args)
@@ -41,8 +42,21 @@ def test_bad_input_exits_2_with_one_line(args, words):
 
 def test_run_writes_notebook_and_claims(tmp_path):
     result = cli("run", "sro", "--smoke", "-p", "seed=3", "--out", str(tmp_path))
-    assert result.returncode in (0, 1), result.stderr  # 1: a smoke-scale claim failed
+    assert result.returncode == 0, result.stderr  # a smoke run's claims decide nothing
     record = json.loads((tmp_path / "sro.claims.json").read_text())
     assert record["chapter"] == "sro" and record["parameters"]["seed"] == 3
     assert record["claims"] and (tmp_path / "sro.ipynb").is_file()
     assert f"wrote {tmp_path / 'sro.ipynb'}" in result.stdout
+    assert "smoke run" in result.stdout and "(bound: " in result.stdout
+    shown = cli("claims", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    for c in record["claims"]:
+        assert f"[{c['status']}] sro/{c['id']} ({c['kind']})" in shown.stdout
+    assert shown.stdout.strip().splitlines()[-1].startswith("fidelity: ")
+
+
+def test_claims_of_a_folder_without_runs_says_so_in_one_line(tmp_path):
+    result = cli("claims", str(tmp_path))
+    assert result.returncode == 0
+    assert result.stdout.strip().splitlines() == [
+        "no claims: the folder holds no executed chapter that recorded one"]

@@ -205,3 +205,7 @@ def test_parameters_schema_is_consistent():
     assert {"seed", "device"} <= set(en.PARAMETERS)
     for name, value in en.SMOKE.items():
         en.PARAMETERS[name].check(name, value)
+
+
+def test_bounds_name_every_declared_gap():
+    assert set(en.KNOWN_GAPS) <= set(en.BOUNDS)

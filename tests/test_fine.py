@@ -79,3 +79,36 @@ def test_sweep_and_parameters():
     assert fine.sweep_ks(50) == [1, 2, 5, 10, 20, 50] and fine.sweep_ks(3) == [1, 2]
     core.validate(fine.PARAMETERS, fine.SMOKE)
     assert {"seed", "device"} <= set(fine.PARAMETERS)
+
+
+def test_timed_edits_alternate_the_methods_and_replay_their_edits():
+    from types import SimpleNamespace
+
+    requests = [editing.Request(PROMPT, "France", new, "Paris") for new in ("Rome", "Lima")]
+    cases = [SimpleNamespace(request=r) for r in requests]
+    calls = []
+
+    def editor(method):
+        def edit(request):
+            calls.append((method, request.new))
+            return editing.Edit(method, request, [])
+        return edit
+
+    timing, made = fine.timed_edits(cases, {"ROME": editor("ROME"), "FiNE": editor("FiNE")})
+    assert calls == [("ROME", "Rome"), ("FiNE", "Rome"), ("ROME", "Lima"), ("FiNE", "Lima")]
+    assert set(timing) == {"ROME", "FiNE"} and all(len(t.wall) == len(t.cpu) == 2 for t in timing.values())
+    for method in ("ROME", "FiNE"):
+        for r in requests:
+            edit = made[method](r)
+            assert edit.method == method and edit.request == r
+    assert len(calls) == 4  # replaying makes no new edit
+    with pytest.raises(ValueError, match="at least one case"):
+        fine.timed_edits([], {"ROME": editor("ROME")})
+
+
+def test_bounds_name_the_notebook_claims():
+    assert set(fine.BOUNDS) == {"efficacy-comparable", "generalisation-comparable", "locality-better",
+                                "relation-gap-largest", "faster"}
+    assert set(fine.KNOWN_GAPS) <= set(fine.BOUNDS)
+    assert core.check_bound(fine.BOUNDS["efficacy-comparable"], {"ROME": 0.9, "FiNE": 1.0, "|FiNE - ROME|": 0.1})
+    assert not core.check_bound(fine.BOUNDS["faster"], 1.2)

@@ -121,3 +121,13 @@ def test_patching_figure_and_explorer(items, tiny):
 def test_parameters_and_smoke_overrides_are_valid():
     core.validate(mcqa.PARAMETERS, mcqa.SMOKE)
     assert {"seed", "device"} <= set(mcqa.PARAMETERS)
+
+
+def test_bounds_name_the_notebook_claims_and_the_gaps_are_declared_claims():
+    assert set(mcqa.BOUNDS) == {"smollm2-format", "smollm2-no-separation", "tiny-learned", "tiny-localisation",
+                                "tiny-middle-layers", "tiny-sparse-heads", "tiny-projection",
+                                "tiny-logit-difference-grows"}
+    assert set(mcqa.KNOWN_GAPS) <= set(mcqa.BOUNDS)
+    assert core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], 0.7999999999999999)
+    assert not core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], float("nan"))
+    assert not core.check_bound(mcqa.BOUNDS["smollm2-no-separation"], [0.1, 0.6])

@@ -124,3 +124,7 @@ def test_evaluate_chooses_p_on_validation_and_scores_the_test_split():
     assert result.aurc_msp == pytest.approx(selective.aurc(selective.msp(test), correct))
     assert result.aurc_norm == pytest.approx(
         selective.aurc(selective.normalised_max_logit(test, result.p), correct))
+
+
+def test_bounds_name_every_declared_gap():
+    assert set(selective.KNOWN_GAPS) <= set(selective.BOUNDS)

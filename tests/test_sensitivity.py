@@ -169,3 +169,26 @@ def test_first_epoch():
     assert sensitivity.first_epoch(epochs, values, 0.5, below=False) == 10
     assert sensitivity.first_epoch(epochs, values, 0.5, below=True, after=10) == 20
     assert sensitivity.first_epoch(epochs, values, 0.95, below=False) is None
+
+
+def test_claim_bounds_and_declared_gaps():
+    # every declared gap names a claim with a bound; the correlation bounds are the
+    # conventional 5% level (not thresholds read off a trial run)
+    assert set(sensitivity.KNOWN_GAPS) <= set(sensitivity.BOUNDS)
+    for name in ("robustness_correlates", "sharpness_correlates"):  # p-values, 5% level
+        assert sensitivity.BOUNDS[name](0.049) and not sensitivity.BOUNDS[name](0.05)
+    assert not sensitivity.BOUNDS["grokking_drop_first"](float("nan"))
+
+
+def test_spearman_p_value_is_the_exact_permutation_p_value():
+    x = np.arange(6.0)
+    # a perfect increasing relation is the most extreme of the 6! = 720 pairings
+    assert sensitivity.spearman_p_value(x, 2 * x + 1, "greater") == pytest.approx(1 / 720)
+    assert sensitivity.spearman_p_value(x, -x, "less") == pytest.approx(1 / 720)
+    assert sensitivity.spearman_p_value(x, 2 * x + 1, "less") == pytest.approx(1.0)
+    # rho >= 0.83 is what six models need for p < 0.05 (the claims' bound)
+    assert sensitivity.spearman_p_value(x, [0, 1, 2, 3, 5, 4], "greater") < 0.05  # rho 0.94
+    assert sensitivity.spearman_p_value(x, [0, 2, 1, 3, 5, 4], "greater") < 0.05  # rho 0.89
+    assert sensitivity.spearman_p_value(x, [1, 0, 2, 4, 5, 3], "greater") > 0.05  # rho 0.77
+    with pytest.raises(ValueError, match="alternative"):
+        sensitivity.spearman_p_value(x, x, "two-sided")

@@ -6,6 +6,7 @@ import scipy.linalg
 from sklearn.linear_model import Lasso
 
 from iclr25 import sro
+from iclr25.core import check_bound
 
 GRID = np.linspace(-8, 8, 320_001)  # spacing 5e-5
 
@@ -202,3 +203,13 @@ def test_parameters_schema_is_consistent():
     assert set(sro.SMOKE) <= set(sro.PARAMETERS)
     for name, value in sro.SMOKE.items():
         sro.PARAMETERS[name].check(name, value)
+
+
+def test_claim_bounds_and_declared_gaps():
+    assert set(sro.KNOWN_GAPS) <= set(sro.BOUNDS)
+    assert sro.BOUNDS["rate-sro"](-0.5) and not sro.BOUNDS["rate-sro"](-0.2)
+    # a timing claim holds only if Iterative SRO is faster and no less accurate
+    faster = sro.BOUNDS["faster-than-ihs"]
+    assert check_bound(faster, {"time ratio": 0.9, "error / target": 1.0})
+    assert not check_bound(faster, {"time ratio": 1.0, "error / target": 0.5})
+    assert not check_bound(faster, {"time ratio": 0.5, "error / target": 1.1})

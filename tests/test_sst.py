@@ -167,3 +167,36 @@ def test_sst_config_and_tabular_data():
         sst.load_tabular("iris")
     with pytest.raises(ValueError, match="unknown baseline 'LIME'"):
         sst.posthoc("LIME")
+
+
+def test_compare_alternates_the_methods_and_scores_each_against_its_own_model():
+    torch.manual_seed(0)
+    net = sst.SSTNet(small_mlp(0), (1, 4, 4)).eval()
+    normal = small_mlp(1)
+    x = torch.rand(3, 1, 4, 4)
+    notion = sst.Notion("baseline")
+    calls = []
+
+    def spy(name, explainer):
+        def explain(xi):
+            calls.append(name)
+            return explainer(xi)
+        return explain
+
+    g = torch.Generator().manual_seed(0)
+    found = sst.compare({"SST": (net, spy("SST", sst.sst_explainer(net, 0.5))),
+                         "SIS": (normal, spy("SIS", sst.posthoc_explainer(normal, "SIS", notion, g)))},
+                        x, notion, g)
+    assert calls == ["SST", "SIS"] * 3  # input by input, the methods in turn
+    predicted, masks = net.explain(x, 0.5)
+    assert torch.equal(found["SST"].predicted, predicted) and torch.equal(found["SST"].masks, masks)
+    assert found["SST"].size == pytest.approx(float(masks.float().mean()))
+    assert torch.equal(found["SIS"].predicted, normal(x).argmax(-1))
+    assert found["SIS"].faithfulness == 1.0  # SIS returns a subset sufficient by the check
+    for r in found.values():
+        assert r.seconds > 0 and r.cpu_seconds >= 0
+
+
+def test_bounds_name_every_declared_gap():
+    assert set(sst.KNOWN_GAPS) <= set(sst.BOUNDS)
+    assert {f"smaller_{k}" for k in sst.NOTIONS} <= set(sst.BOUNDS)

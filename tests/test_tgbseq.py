@@ -190,6 +190,22 @@ def test_fit_refuses_an_unknown_model(stream):
         tgbseq.fit("TGN", bench, epochs=1, lr=0.01, batch_size=8, dim=8, neighbors=4, seed=0)
 
 
+@pytest.mark.parametrize("name", ["DyGFormer", "SASRec"])
+def test_epoch_runner_trains_one_epoch_per_call_as_fit_does(name, stream):
+    bench = tgbseq.benchmark(stream, 20, 20, seed=0)
+    kw = dict(lr=0.01, batch_size=16, dim=8, neighbors=4, seed=0)
+    epoch = tgbseq.epoch_runner(name, bench, **kw)
+    first = epoch(0)
+    assert first == pytest.approx(tgbseq.fit(name, bench, epochs=1, **kw).losses[0])
+    assert np.isfinite(epoch(1))
+
+
+def test_epoch_runner_refuses_edgebank(stream):
+    bench = tgbseq.benchmark(stream, 20, 20, seed=0)
+    with pytest.raises(ValueError, match="nothing to train"):
+        tgbseq.epoch_runner("EdgeBank", bench, lr=0.01, batch_size=8, dim=8, neighbors=4, seed=0)
+
+
 def test_sasrec_learns_the_toy():
     bench = tgbseq.benchmark(tgbseq.toy(60, seed=0), 9, 100, seed=0)
     chance = float(np.mean(1 / np.arange(1, 11)))

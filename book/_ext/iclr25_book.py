@@ -6,13 +6,22 @@
 * Jupyter Book always adds sphinx-thebe, whose live-code loader points at a CDN and,
   under Sphinx 7, declares ``THEBE_JS_URL`` twice (a JavaScript error on every page).
   A static offline book has no kernel to connect to, so its scripts are left out.
+* The ``iclr25-scoreboard`` directive marks where the Scoreboard page puts every claim
+  of the book. Chapters are executed while Sphinx reads them, so the table is filled in
+  once all are read (``doctree-resolved``), from the notebooks myst-nb wrote to
+  ``_build/jupyter_execute``, with each chapter's execution time from myst-nb's record.
 """
 
 import shutil
 from pathlib import Path
 
 import plotly
+from docutils import nodes
+from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+from iclr25 import chapters, scoreboard
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -32,8 +41,51 @@ def _drop_thebe(app: Sphinx, pagename: str, templatename: str, context: dict, do
         context["script_files"] = [s for s in context["script_files"] if not is_thebe(s)]
 
 
+class scoreboard_placeholder(nodes.General, nodes.Element):
+    """Where the scoreboard goes, until every chapter has been executed."""
+
+
+class ScoreboardDirective(SphinxDirective):
+    """``{iclr25-scoreboard} claims`` (every claim) or ``build-times`` (per chapter)."""
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        if self.arguments[0] not in ("claims", "build-times"):
+            raise self.error(f"iclr25-scoreboard takes 'claims' or 'build-times', "
+                             f"not {self.arguments[0]!r}")
+        return [scoreboard_placeholder(what=self.arguments[0])]
+
+
+def _build_times(app: Sphinx) -> str:
+    rows = []
+    for chapter in chapters.built():
+        data = NbMetadataCollector.get_exec_data(app.env, f"notebooks/{chapter.slug}") or {}
+        runtime = data.get("runtime")
+        seconds = f"{runtime:.0f} s" if runtime is not None else "not executed"
+        rows.append(f"<tr><td>{chapter.slug}</td><td>{seconds}</td></tr>")
+    return ("<table class='iclr25-summary iclr25-build-times'><thead><tr><th>chapter</th>"
+            f"<th>executed in</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _fill_scoreboard(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    for node in doctree.findall(scoreboard_placeholder):
+        if node["what"] == "build-times":
+            body = _build_times(app)
+        else:
+            executed = Path(app.outdir).parent / "jupyter_execute" / "notebooks"
+            built = {c.slug for c in chapters.built()}
+            body = scoreboard.page_html(
+                [c for c in scoreboard.collect(executed) if c.chapter in built])
+        node.replace_self(nodes.raw("", body, format="html"))
+
+
 def setup(app: Sphinx) -> dict:
     app.add_js_file("plotly.min.js", priority=200)
+    app.add_js_file("scoreboard.js")
+    app.add_directive("iclr25-scoreboard", ScoreboardDirective)
+    app.add_node(scoreboard_placeholder)
+    app.connect("doctree-resolved", _fill_scoreboard)
     app.connect("build-finished", _copy_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -12,11 +12,14 @@ renderer. The rest of this module is what chapters share:
 * :func:`train` -- a small training loop with a tqdm progress bar;
 * :func:`explore` -- a live ipywidgets control and its static plotly-slider twin;
 * :func:`claim`, :func:`claims_table`, :func:`read_claims` -- the claims a chapter
-  tests, shown as a table and recorded in the executed notebook for the tests.
+  tests, decided by its module's ``BOUNDS`` (:class:`Bound`) and ``KNOWN_GAPS``, shown as
+  a table and recorded in the executed notebook for the tests and the scoreboard;
+* :func:`alternate` -- methods timed in alternation (A, B, A, B), wall and CPU time.
 
-Only the plotly renderer and the claim record are written by hand: plotly's own
-renderers either emit a mimetype the static site cannot show or load plotly.js from a
-CDN, and no library records paper-versus-measured claims.
+Only the plotly renderer, the claim record and the alternating timer are written by
+hand: plotly's own renderers either emit a mimetype the static site cannot show or load
+plotly.js from a CDN, no library records paper-versus-measured claims, and timeit runs
+one statement at a time, not two methods in alternation with their CPU time.
 """
 
 from __future__ import annotations
@@ -198,7 +201,7 @@ def get_device(device: str = "auto") -> torch.device:
 # The chapter entry point
 # ---------------------------------------------------------------------------------
 
-_CURRENT: dict[str, Any] = {"slug": None, "claims": []}
+_CURRENT: dict[str, Any] = {"slug": None, "claims": [], "bounds": {}, "known_gaps": {}}
 
 
 def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
@@ -207,16 +210,17 @@ def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
     Checks the parameters the notebook defined (its parameters cell and whatever
     papermill injected) against ``iclr25.<slug>.PARAMETERS``: an unknown name, a wrong
     type or an out-of-range value stops the run with one line. Then seeds everything,
-    installs the offline plotly renderer and starts a fresh claims record. Returns the
+    installs the offline plotly renderer and starts a fresh claims record, decided by the
+    module's ``BOUNDS`` and ``KNOWN_GAPS``. Returns the
     parameters as attributes, plus ``rng`` (a seeded NumPy generator) and
     ``torch_device`` (the resolved device).
     """
     from iclr25 import chapters
 
-    schema = chapters.get(slug).module().PARAMETERS
-    params = validate(schema, _notebook_parameters(namespace), complete=True)
+    module = chapters.get(slug).module()
+    params = validate(module.PARAMETERS, _notebook_parameters(namespace), complete=True)
     use_offline_plotly()
-    _CURRENT.update(slug=slug, claims=[])
+    _CURRENT.update(slug=slug, claims=[], bounds=module.BOUNDS, known_gaps=module.KNOWN_GAPS)
     rng = seed_everything(int(params["seed"]))
     return types.SimpleNamespace(**params, rng=rng,
                                  torch_device=get_device(str(params["device"])))
@@ -465,62 +469,156 @@ def explore(make_figure: Callable[[Any], go.Figure], values: Sequence[Scalar], l
 # ---------------------------------------------------------------------------------
 
 CLAIM_MIME = "application/vnd.iclr25.claim+json"
+KINDS = ("paper", "setup")
+STATUSES = ("holds", "known gap", "FAILED", "holds, gap declared")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A threshold fixed before the run: a value holds if it is ``> gt``, ``>= ge``,
+    ``< lt`` and ``<= le`` (those that are set). A sequence of values holds if each does;
+    NaN never holds."""
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+    def __post_init__(self) -> None:
+        if all(v is None for v in (self.ge, self.gt, self.le, self.lt)):
+            raise ValueError("a Bound needs at least one of ge, gt, le, lt")
+
+    def __call__(self, value: float | Sequence[float]) -> bool:
+        values = [float(v) for v in np.ravel(np.asarray(value, dtype=float))]
+        if not values:
+            raise ValueError("a Bound checks at least one value, got none")
+        tests = [(self.ge, lambda v, b: v >= b), (self.gt, lambda v, b: v > b),
+                 (self.le, lambda v, b: v <= b), (self.lt, lambda v, b: v < b)]
+        return all(op(v, b) for v in values for b, op in tests if b is not None)
+
+    def __str__(self) -> str:
+        signs = (("≥", self.ge), (">", self.gt), ("≤", self.le), ("<", self.lt))
+        return ", ".join(f"{sign} {b:g}" for sign, b in signs if b is not None)
+
+
+BoundSpec = Bound | Mapping[str, Bound]
+
+
+def describe_bound(spec: BoundSpec) -> str:
+    """A claim's bound in words: ``"≥ 10"``, or ``"slope ≥ -0.75, ≤ -0.25; R² > 0.9"``."""
+    if isinstance(spec, Bound):
+        return str(spec)
+    return "; ".join(f"{name} {bound}" for name, bound in spec.items())
+
+
+def check_bound(spec: BoundSpec, value: Any) -> bool:
+    """Whether ``value`` meets ``spec``: a :class:`Bound` takes a number or a sequence of
+    numbers; a mapping of named bounds takes a mapping with the same names."""
+    if isinstance(spec, Bound):
+        return spec(value)
+    if not isinstance(value, Mapping) or set(value) != set(spec):
+        raise ValueError(f"this claim's bound names {sorted(spec)}; its value must be a "
+                         f"mapping with exactly those keys, got {value!r}")
+    return all(bound(value[name]) for name, bound in spec.items())
 
 
 @dataclass
 class Claim:
-    """One of the paper's claims as a chapter tests it.
+    """One claim as a chapter tests it, and what became of it.
 
-    ``status`` is ``"holds"``, ``"known gap"`` (does not hold at our scale, for the
-    stated reason) or ``"FAILED"`` (does not hold and no reason was declared).
+    ``kind`` is ``"paper"`` (the paper claims it; ``paper`` gives its figure) or
+    ``"setup"`` (our experiment can test the paper at all). ``holds`` is decided by the
+    module's ``BOUNDS[id]``, shown as ``bound``; ``diagnosis`` is the module's
+    ``KNOWN_GAPS[id]``, written before the run. ``status`` follows from the two:
+
+    ============  ====================  ===========================
+    holds         declared gap          status
+    ============  ====================  ===========================
+    yes           no                    ``holds``
+    no            yes                   ``known gap``
+    no            no                    ``FAILED``
+    yes           yes                   ``holds, gap declared`` (stale: remove it)
+    ============  ====================  ===========================
     """
 
     chapter: str
     id: str
+    kind: str
     statement: str
     paper: str
     measured: str
+    bound: str
     holds: bool
-    gap: str | None = None
+    diagnosis: str | None = None
     status: str = field(init=False)
 
     def __post_init__(self) -> None:
-        self.status = "holds" if self.holds else ("known gap" if self.gap else "FAILED")
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id!r} has kind {self.kind!r}; accepted: {', '.join(KINDS)}")
+        declared = self.diagnosis is not None
+        self.status = (("holds, gap declared" if declared else "holds") if self.holds
+                       else ("known gap" if declared else "FAILED"))
 
 
 _STATUS_STYLE = {"holds": "color:#1a7f37", "known gap": "color:#9a6700",
-                 "FAILED": "color:#cf222e;font-weight:bold"}
+                 "FAILED": "color:#cf222e;font-weight:bold",
+                 "holds, gap declared": "color:#cf222e"}
 
 
-def _claim_rows(claims: Iterable[Claim]) -> str:
+def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
+    """Claims as an HTML table: id, kind, statement, the paper's figure, ours, the bound,
+    the status (with the declared diagnosis of a gap)."""
     rows = []
     for c in claims:
-        note = f"<br><small>{html.escape(c.gap)}</small>" if c.gap and not c.holds else ""
+        note = f"<br><small>{html.escape(c.diagnosis)}</small>" if c.diagnosis else ""
+        first = f"<td>{html.escape(c.chapter)}</td>" if chapter_column else ""
         rows.append(
-            f"<tr><td><code>{html.escape(c.id)}</code></td><td>{html.escape(c.statement)}</td>"
-            f"<td>{html.escape(c.paper)}</td><td>{html.escape(c.measured)}</td>"
+            f"<tr>{first}<td><code>{html.escape(c.id)}</code></td><td>{c.kind}</td>"
+            f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
+            f"<td>{html.escape(c.measured)}</td><td>{html.escape(c.bound)}</td>"
             f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{note}</td></tr>")
-    head = "<tr><th>claim</th><th>statement</th><th>paper</th><th>measured here</th><th>status</th></tr>"
-    return f"<table class='iclr25-claims'>{head}{''.join(rows)}</table>"
+    heads = ["chapter"] * chapter_column + ["claim", "kind", "statement", "paper",
+                                            "measured here", "bound", "status"]
+    head = "".join(f"<th>{h}</th>" for h in heads)
+    return (f"<table class='iclr25-claims'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
-def claim(id: str, statement: str, *, paper: str, measured: str | float, holds: bool,
-          gap: str | None = None) -> Claim:
+def format_value(value: Any) -> str:
+    """A claim's value in a few characters: ``0.8123``, ``[0.1, 0.2]``, ``r2 0.95; slope -1``."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k} {format_value(v)}" for k, v in value.items())
+    if np.ndim(value):
+        return "[" + ", ".join(f"{float(v):.4g}" for v in np.ravel(value)) + "]"
+    return f"{float(value):.4g}"
+
+
+def claim(id: str, statement: str, *, kind: str, paper: str, value: Any,
+          measured: str | None = None, **refused: Any) -> Claim:
     """Record and show one claim: the paper's figure beside ours, and whether it holds.
 
-    ``holds`` is computed by the chapter from this run with a bound fixed in advance.
-    A claim that does not hold at our scale passes ``gap`` (the reason); it is then
-    shown and recorded as a known gap, never as holding.
+    ``value`` is what this run measured; the chapter module's ``BOUNDS[id]`` decides
+    whether it holds (:func:`check_bound`). ``measured`` says it in words (default: the
+    value). A claim expected to miss at our scale is declared, with its diagnosis, in the
+    module's ``KNOWN_GAPS`` before the run: a gap cannot be passed here.
     """
     from IPython.display import display
 
+    if refused:
+        raise TypeError(f"claim() got {', '.join(map(repr, refused))}; it takes no gap: "
+                        "declare a known gap in the chapter module's KNOWN_GAPS before the run")
     if _CURRENT["slug"] is None:
         raise RuntimeError("claim() before chapter(): start the chapter first")
-    if not isinstance(measured, str):
-        measured = f"{measured:.4g}"
-    c = Claim(_CURRENT["slug"], id, statement, paper, measured, bool(holds), gap)
+    bounds, gaps = _CURRENT["bounds"], _CURRENT["known_gaps"]
+    if id not in bounds:
+        raise KeyError(f"claim {id!r} has no entry in iclr25.{_CURRENT['slug']}.BOUNDS; "
+                       f"its bounds: {', '.join(bounds) or 'none'}")
+    if measured is None:
+        measured = format_value(value)
+    c = Claim(_CURRENT["slug"], id, kind, statement, paper, measured,
+              describe_bound(bounds[id]), bool(check_bound(bounds[id], value)), gaps.get(id))
     _CURRENT["claims"].append(c)
-    display({"text/html": _claim_rows([c]), CLAIM_MIME: asdict(c)}, raw=True)
+    display({"text/html": claim_rows([c]), CLAIM_MIME: asdict(c)}, raw=True)
     return c
 
 
@@ -529,9 +627,9 @@ def claims_table() -> list[Claim]:
     from IPython.display import HTML, display
 
     claims: list[Claim] = list(_CURRENT["claims"])
-    counts = {s: sum(c.status == s for c in claims) for s in _STATUS_STYLE}
+    counts = {s: sum(c.status == s for c in claims) for s in STATUSES}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    display(HTML(f"<p><strong>{len(claims)} claims:</strong> {summary}</p>{_claim_rows(claims)}"))
+    display(HTML(f"<p><strong>{len(claims)} claims:</strong> {summary}</p>{claim_rows(claims)}"))
     return claims
 
 
@@ -544,7 +642,69 @@ def read_claims(notebook: str | Path | Mapping[str, Any]) -> list[Claim]:
         for output in cell.get("outputs", []):
             record = output.get("data", {}).get(CLAIM_MIME)
             if record is not None:
-                record = dict(record)
-                record.pop("status")
-                found.append(Claim(**record))
+                found.append(claim_from_record(record))
     return found
+
+
+def claim_from_record(record: Mapping[str, Any]) -> Claim:
+    """A :class:`Claim` from its JSON record (``status`` is computed again, not trusted)."""
+    fields = {k: v for k, v in record.items() if k != "status"}
+    return Claim(**fields)
+
+
+def book_problems(claims: Sequence[Claim], known_gaps: Mapping[str, str]) -> list[str]:
+    """What a book-mode run must not have: a FAILED claim, a stale gap declaration, or a
+    declaration that names no claim of the run. Empty when the run is in order."""
+    problems = [f"{c.chapter}/{c.id}: {c.status} (measured {c.measured}; bound {c.bound})"
+                for c in claims if c.status in ("FAILED", "holds, gap declared")]
+    ran = {c.id for c in claims}
+    problems += [f"KNOWN_GAPS declares {gap!r}, which no claim of the run has"
+                 for gap in known_gaps if gap not in ran]
+    return problems
+
+
+# ---------------------------------------------------------------------------------
+# Timing: methods measured in alternation
+# ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    """The wall-clock and process-CPU seconds of each call of one method."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+
+    @property
+    def median_wall(self) -> float:
+        return float(np.median(self.wall))
+
+    @property
+    def median_cpu(self) -> float:
+        return float(np.median(self.cpu))
+
+    def __str__(self) -> str:
+        return f"{self.median_wall:.3g} s wall, {self.median_cpu:.3g} s CPU (median of {len(self.wall)})"
+
+
+def alternate(methods: Mapping[str, Callable[[int], Any]], rounds: int) -> dict[str, Timing]:
+    """Time each method ``rounds`` times in alternation: A(0), B(0), A(1), B(1), ...
+
+    A load that comes and goes on the machine then falls on every method alike, and the
+    medians compare them fairly. Each call's wall time (``perf_counter``) and process CPU
+    time (``process_time``, all threads) are kept, with its result.
+    """
+    import time
+
+    if rounds < 1 or not methods:
+        raise ValueError("alternate() needs at least one method and one round")
+    timings = {name: Timing() for name in methods}
+    for i in range(rounds):
+        for name, method in methods.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            result = method(i)
+            timings[name].wall.append(time.perf_counter() - wall)
+            timings[name].cpu.append(time.process_time() - cpu)
+            timings[name].results.append(result)
+    return timings

@@ -50,6 +50,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from torch import nn
 
+from iclr25 import core
 from iclr25.core import Param
 
 # ---------------------------------------------------------------------------------
@@ -541,3 +542,31 @@ PARAMETERS = {
 
 SMOKE = {"g_max": 5, "n_max": 5, "width": 8, "layers": 1, "epochs": 2}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
+
+# ---------------------------------------------------------------------------------
+# The chapter's claims: the bounds that decide them, and the gaps expected at our scale
+# ---------------------------------------------------------------------------------
+
+BOUNDS = {
+    # OOD R^2 of DRA minus that of ReLU: the paper ranks DRA first, so any positive margin
+    "dra-ood": core.Bound(gt=0),
+    # worst |coverage - nominal| over n, global quantile minus sliding window: the window
+    # must be better calibrated per n than one quantile for all (null value 0)
+    "window-adapts": core.Bound(gt=0),
+    # mean ID-test probe R^2, trained network minus the same network at initialisation
+    "probe-asymptotic": core.Bound(gt=0),
+}
+"""Claim id -> the bound its value must meet, fixed before the run."""
+
+KNOWN_GAPS = {
+    "dra-ood": (
+        "one seed of a width-32, two-layer, one-branch transformer trained for 20 epochs, "
+        "extrapolating by a single genus (g = 10, values within 10^+-20): the four "
+        "activations then reach OOD R^2 within about a hundredth of each other, which one "
+        "seed cannot order, and DRA's periodic terms, built for the paper's factorial "
+        "growth over 10^+-45 at g >= 14, have little dynamic range to exploit. What would "
+        "show it: g_max=13 and higher held-out genera (-p g_max=13 -p ood_genera=2), the "
+        "paper's longer training at lr 5e-4 and two branches, and several seeds per "
+        "activation."),
+}
+"""Claim id -> why it is expected to miss at the book's scale, and what would show it."""

@@ -30,12 +30,13 @@ transformers 4 and fetches data at run time.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from iclr25 import editing, llm
-from iclr25.core import Param
+from iclr25 import core, editing, llm
+from iclr25.core import Bound, Param
 
 
 def neuron_activations(lm: llm.LM, prompt: str) -> torch.Tensor:
@@ -143,6 +144,47 @@ PARAMETERS = {
 SMOKE = {"n_edits": 2, "n_neighbours": 1, "epochs": 5, "rome_steps": 3, "n_trace": 1, "n_sweep": 1,
          "k_max": 2, "gen_tokens": 6}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
+
+# ---------------------------------------------------------------------------------
+# The chapter's claims: the numbers that decide them, fixed before the run
+# ---------------------------------------------------------------------------------
+
+BOUNDS = {
+    # Both methods edit the rewrite prompt (efficacy at least 0.9, FiNE's early-stop
+    # probability) and differ by at most 0.1.
+    "efficacy-comparable": {"ROME": Bound(ge=0.9), "FiNE": Bound(ge=0.9),
+                            "|FiNE - ROME|": Bound(le=0.1)},
+    # FiNE's paraphrase accuracy at most 0.1 below ROME's.
+    "generalisation-comparable": Bound(ge=-0.1),
+    # FiNE's mean locality (neighbourhood, relation, distract) minus ROME's.
+    "locality-better": Bound(gt=0),
+    # FiNE's lead on relation specificity minus its largest lead on the other two.
+    "relation-gap-largest": Bound(gt=0),
+    # FiNE's median wall time per edit over ROME's, the two timed in alternation.
+    "faster": Bound(lt=1),
+}
+
+KNOWN_GAPS: dict[str, str] = {}
+
+
+def timed_edits(cases: Sequence[editing.Case], editors: dict[str, Callable[[editing.Request], editing.Edit]]
+                ) -> tuple[dict[str, core.Timing], dict[str, Callable[[editing.Request], editing.Edit]]]:
+    """Make every method's edit of every case, the methods in alternation (ROME edit 0,
+    FiNE edit 0, ROME edit 1, ...; :func:`iclr25.core.alternate`), so that a load that
+    comes and goes on the machine falls on both alike. Returns the timings (wall and CPU
+    seconds of each edit, and the edits) and, per method, an editor that hands back the
+    edit already made for a case's request (for :func:`iclr25.editing.run_cases`)."""
+    if not cases:
+        raise ValueError("timed_edits() needs at least one case")
+    requests = [c.request for c in cases]
+    timing = core.alternate({m: (lambda i, e=e: e(requests[i])) for m, e in editors.items()},
+                            len(requests))
+    made = {m: dict(zip(requests, t.results)) for m, t in timing.items()}
+
+    def replay(method: str) -> Callable[[editing.Request], editing.Edit]:
+        return lambda request: made[method][request]
+
+    return timing, {m: replay(m) for m in editors}
 
 
 def sweep_ks(k_max: int) -> list[int]:

@@ -53,7 +53,7 @@ import numpy as np
 import torch
 
 from iclr25 import llm
-from iclr25.core import Param
+from iclr25.core import Bound, Param
 
 if TYPE_CHECKING:
     import ipywidgets as widgets
@@ -473,3 +473,54 @@ PARAMETERS = {
 SMOKE = {"n_items": 6, "n_pairs": 2, "smol_positions": 2, "tiny_d_model": 32, "tiny_steps": 40,
          "tiny_checkpoints": 4, "n_eval": 8, "n_tiny_pairs": 4}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
+
+# ---------------------------------------------------------------------------------
+# The chapter's claims: the numbers that decide them, fixed before the run
+# ---------------------------------------------------------------------------------
+
+BOUNDS = {
+    # SmolLM2 has the answer (cloze) but fails the format (chance is 0.25).
+    "smollm2-format": {"Colors cloze": Bound(ge=0.9), "Colors A/B/C/D": Bound(le=0.4)},
+    # Its separation of the correct symbol (nats), at every layer.
+    "smollm2-no-separation": Bound(lt=0.5),
+    # The tiny model learned the task: A/B/C/D accuracy on held-out prompts.
+    "tiny-learned": Bound(ge=0.9),
+    # From the paper's 1-3 layers of about 30: at least one and at most a quarter of the
+    # layers (rounded up) have an attention effect of 0.5 or more; no MLP reaches 0.5.
+    "tiny-localisation": {"selecting layers": Bound(ge=1),
+                          "selecting layers / ceil(layers / 4)": Bound(le=1),
+                          "largest MLP effect": Bound(lt=0.5)},
+    # Some layer selects, and none of those that do is the first or the last.
+    "tiny-middle-layers": {"selecting layers": Bound(ge=1), "of them first or last": Bound(le=0)},
+    # The top two heads carry at least half of all heads' effect.
+    "tiny-sparse-heads": Bound(ge=0.5),
+    # The correct symbol is readable (ranked first for 90% of prompts) no earlier than the
+    # first selecting layer, and each layer from there on does not lower its separation.
+    "tiny-projection": {"first readable - first selecting layer": Bound(ge=0),
+                        "change of separation from the selecting layer on": Bound(ge=0)},
+    # Spearman's rho of step and logit difference over the checkpoints from the first with
+    # accuracy 0.9 on (NaN, failing, with fewer than three). A rank correlation of exactly
+    # 0.8 comes back as 0.7999...: the bound allows for that rounding.
+    "tiny-logit-difference-grows": Bound(ge=0.8 - 1e-12),
+}
+
+KNOWN_GAPS = {
+    "smollm2-no-separation":
+        "SmolLM2-135M-Instruct is not the uniformly failing model the paper describes: it "
+        "has learned from the shots that a symbol comes next, and in its late middle layers "
+        "the projection ranks the correct symbol first more often than "
+        "chance, a partial binding that its last layers erase before the output. The bound "
+        "asks for no separation at every layer, so that partial binding misses it, while "
+        "the output, where SmolLM2 fails, agrees with the paper. A model that fails the "
+        "format at every depth (the paper's poorly performing checkpoints, or a base model "
+        "of this size never tuned on instructions) would test the claim as stated.",
+    "tiny-logit-difference-grows":
+        "The book trains the tiny model for 2,000 steps at a constant learning rate on 8 "
+        "prompts a step, with a checkpoint every 200 steps. Once it solves the task, the "
+        "logit difference's growth over 200 steps is of the size of its "
+        "wavering between checkpoints (the noise of small batches at a constant rate), so "
+        "a rank correlation over the handful of solved checkpoints is decided by single "
+        "dips. The paper follows Olmo-7B over its whole pretraining, with a decaying rate. "
+        "More steps and checkpoints (tiny_steps=6000 or more, tiny_checkpoints=30) or "
+        "larger batches would show whether the growth continues.",
+}

@@ -42,6 +42,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from iclr25 import core
 from iclr25.core import Param
 
 # ---------------------------------------------------------------------------------
@@ -215,3 +216,24 @@ PARAMETERS = {
 }
 
 SMOKE = {"n": 600, "seeds": 1, "n_alphas": 1, "epochs_mlp": 2, "epochs_b": 1, "width_mlp": 16, "width_b": 4}
+
+# ---------------------------------------------------------------------------------
+# The chapter's claims: the bounds that decide them, and the gaps expected at our scale
+# ---------------------------------------------------------------------------------
+
+BOUNDS = {
+    # AURC(LS) - AURC(CE), each (setting, alpha): LS must raise it everywhere
+    "ls_worse_aurc": core.Bound(gt=0),
+    # accuracy(LS) - accuracy(CE), each (setting, alpha): at most 1 point lost
+    "accuracy_kept": core.Bound(ge=-0.01),
+    # Spearman rho(alpha, mean AURC), each setting: an upward trend (null value 0)
+    "grows_with_alpha": core.Bound(gt=0),
+    # LS/CE median max logit, wrong minus correct, each setting: correct shrink more
+    "suppresses_correct_more": core.Bound(gt=0),
+    # share of the AURC lost to LS that normalisation wins back: "most" is over half
+    "normalisation_recovers": core.Bound(gt=0.5),
+}
+"""Claim id -> the bound its value must meet, fixed before the run."""
+
+KNOWN_GAPS: dict[str, str] = {}
+"""Claim id -> why it is expected to miss at the book's scale, and what would show it."""

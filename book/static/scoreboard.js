@@ -1,0 +1,27 @@
+// The scoreboard's table: click a heading to sort by it (again to reverse), type in the
+// filter box to keep the rows that contain every word typed. No library, no network.
+document.addEventListener("DOMContentLoaded", () => {
+  const table = document.querySelector("table.iclr25-scoreboard");
+  const filter = document.querySelector("input.iclr25-filter");
+  if (!table) return;
+  const body = table.tBodies[0];
+  const rows = [...body.rows];
+  const key = (row, col) => row.cells[col].textContent.trim().toLowerCase();
+  table.querySelectorAll("thead th").forEach((th, col) => {
+    th.addEventListener("click", () => {
+      const up = th.getAttribute("aria-sort") !== "ascending";
+      table.querySelectorAll("thead th").forEach(h => h.removeAttribute("aria-sort"));
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+      const sorted = [...body.rows].sort((a, b) =>
+        key(a, col).localeCompare(key(b, col), undefined, {numeric: true}) * (up ? 1 : -1));
+      sorted.forEach(r => body.appendChild(r));
+    });
+  });
+  if (filter) filter.addEventListener("input", () => {
+    const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    rows.forEach(r => {
+      const text = r.textContent.toLowerCase();
+      r.hidden = !words.every(w => text.includes(w));
+    });
+  });
+});

@@ -1,0 +1,74 @@
+"""The scoreboard reads the claims that runs and the book recorded, in reading order."""
+
+import json
+import re
+from dataclasses import asdict
+
+import pytest
+
+from iclr25 import scoreboard
+from iclr25.core import CLAIM_MIME, Claim, book_problems
+
+
+def make(chapter: str, id: str, kind: str = "paper", holds: bool = True,
+         diagnosis: str | None = None) -> Claim:
+    return Claim(chapter, id, kind, f"{id} statement", "paper's figure", "ours", "≥ 1",
+                 holds, diagnosis)
+
+
+CLAIMS = [make("sro", "fast"), make("sro", "rate", holds=False, diagnosis="n too small"),
+          make("sro", "site-shift", kind="setup"),
+          make("fine", "local", holds=False), make("fine", "efficacy")]
+
+
+def executed_notebook(claims: list[Claim]) -> dict:
+    """A minimal executed notebook holding ``claims`` as a chapter's outputs do."""
+    return {"cells": [{"cell_type": "code", "outputs": [
+        {"output_type": "display_data", "data": {"text/html": "<table/>",
+                                                  CLAIM_MIME: asdict(c)}}]} for c in claims]}
+
+
+def test_collect_reads_notebooks_or_claims_json_in_reading_order(tmp_path):
+    by_chapter = {"fine": CLAIMS[3:], "sro": CLAIMS[:3]}
+    for slug, claims in by_chapter.items():
+        (tmp_path / f"{slug}.ipynb").write_text(json.dumps(executed_notebook(claims)))
+    assert scoreboard.collect(tmp_path) == CLAIMS  # sro comes before fine in the book
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "fine.claims.json").write_text(json.dumps(
+        {"chapter": "fine", "claims": [asdict(c) for c in CLAIMS[3:]]}))
+    assert scoreboard.collect(runs) == CLAIMS[3:]
+    with pytest.raises(FileNotFoundError, match="no folder"):
+        scoreboard.collect(tmp_path / "nowhere")
+
+
+def test_summary_and_fidelity_count_paper_claims_only():
+    rows = {r["chapter"]: r for r in scoreboard.summary(CLAIMS)}
+    assert rows["sro"] == {"chapter": "sro", "paper claims": 2, "hold": 1, "known gaps": 1,
+                           "failed": 0, "stale gaps": 0, "setup checks": 1, "setup holds": 1}
+    assert rows["fine"]["failed"] == 1 and rows["fine"]["hold"] == 1
+    assert scoreboard.fidelity(CLAIMS) == (2, 4)
+
+
+def test_page_lists_exactly_the_claims_it_was_given():
+    page = scoreboard.page_html(CLAIMS)
+    assert "Fidelity: 2 of 4 paper claims hold (50%)" in page
+    table = page[page.index("iclr25-scoreboard"):]
+    ids = re.findall(r"<tr><td>(\w+)</td><td><code>([\w-]+)</code></td>", table)
+    assert ids == [(c.chapter, c.id) for c in CLAIMS]
+    assert "n too small" in table and "FAILED" in table
+    assert scoreboard.page_html([]) == "<p>No executed chapter recorded a claim.</p>"
+
+
+def test_text_names_every_claim_and_the_fidelity():
+    shown = scoreboard.text(CLAIMS)
+    for c in CLAIMS:
+        assert f"[{c.status}] {c.chapter}/{c.id} ({c.kind})" in shown
+    assert "declared gap: n too small" in shown
+    assert shown.splitlines()[-1] == "fidelity: 2 of 4 paper claims hold"
+
+
+def test_a_fixture_chapter_with_an_undeclared_miss_fails_the_book_check(tmp_path):
+    (tmp_path / "sro.ipynb").write_text(json.dumps(executed_notebook(CLAIMS[3:])))
+    claims = scoreboard.collect(tmp_path)
+    assert book_problems(claims, {}) == ["fine/local: FAILED (measured ours; bound ≥ 1)"]
