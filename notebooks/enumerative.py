@@ -40,7 +40,8 @@ seed = 0
 device = "auto"
 
 # %%
-from iclr25 import core, enumerative
+from iclr25 import core
+from iclr25.chapters import enumerative
 
 p = core.chapter("enumerative", globals())
 
@@ -60,7 +61,7 @@ p = core.chapter("enumerative", globals())
 # the tests check that removing any other point gives the same number, the string and
 # dilaton equations, and values from Witten's tables.
 #
-# ```{literalinclude} ../lib/iclr25/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
 # :pyobject: dvv
 # ```
 
@@ -112,7 +113,7 @@ fig.show()
 # $x\sin(ax)\operatorname{sinc}(ax/\pi)$, the same function without a division, so a
 # near-zero $a$ is harmless. Snake, $x + \sin^2(ax)/a$, is the periodic baseline.
 #
-# ```{literalinclude} ../lib/iclr25/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
 # :pyobject: DRA
 # ```
 #
@@ -126,7 +127,7 @@ fig.show()
 # aggregation, a width of `width`, `epochs` epochs and a larger learning rate than the
 # paper's $5\cdot 10^{-4}$ to fit the budget. The loss is the paper's L1 loss.
 #
-# ```{literalinclude} ../lib/iclr25/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
 # :pyobject: IntersectionTransformer
 # ```
 #
@@ -243,7 +244,7 @@ core.claim(
 # test point on the calibration points with a nearby number of marked points: a window
 # $|n' - n| \le w$ that slides with $n$. crepes computes each quantile.
 #
-# ```{literalinclude} ../lib/iclr25/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
 # :pyobject: conformal_halfwidths
 # ```
 #
@@ -362,7 +363,7 @@ pd.DataFrame({"n": ood_cov.n, "OOD test points": ood_cov.count,
 # $n$, the spread of the ratio exact/asymptotic over the partitions. (For $n=1$ the
 # formula is exact.)
 #
-# ```{literalinclude} ../lib/iclr25/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
 # :pyobject: asymptotic_terms
 # ```
 

@@ -48,7 +48,9 @@ from functools import partial
 import numpy as np
 import plotly.graph_objects as go
 
-from iclr25 import core, editing, fine, llm
+from iclr25 import core, editing, llm
+
+from iclr25.chapters import fine
 
 p = core.chapter("fine", globals())
 chapter_start = time.perf_counter()
@@ -149,7 +151,7 @@ fig.show()
 # $c_{l,i} = a_{l,i}\,(W^{l}_{\text{down}}[i,:] \cdot W_U[:,t])$, and keeps the top $k$
 # outside the last few layers:
 #
-# ```{literalinclude} ../lib/iclr25/fine.py
+# ```{literalinclude} ../lib/iclr25/chapters/fine.py
 # :pyobject: contributions
 # ```
 #
@@ -158,7 +160,7 @@ fig.show()
 # penalises repeating the new object and keeps the updates small, stopping as soon as
 # the new object's probability reaches 0.9:
 #
-# ```{literalinclude} ../lib/iclr25/fine.py
+# ```{literalinclude} ../lib/iclr25/chapters/fine.py
 # :pyobject: fine
 # ```
 #

@@ -45,7 +45,8 @@ seed = 0
 device = "auto"
 
 # %%
-from iclr25 import core, identifiability
+from iclr25 import core
+from iclr25.chapters import identifiability
 
 p = core.chapter("identifiability", globals())
 
@@ -61,15 +62,15 @@ p = core.chapter("identifiability", globals())
 # are trained together as one batch of weight tensors, each with its own seed, data and
 # batch order.
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: boolean_data
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: forward
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: train_networks
 # ```
 
@@ -117,11 +118,11 @@ print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned {p.gat
 # the official criterion. With `width` neurons per layer there are $(2^{w}-1)^2$
 # circuits (49 at width 3, 961 at width 5), and all of them are run in one batched pass.
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: neuron_circuits
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: circuit_accuracy
 # ```
 #
@@ -130,7 +131,7 @@ print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned {p.gat
 # between two consecutive distinct values turns it into a truth table, so a neuron has up
 # to three readings:
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: threshold_truth_tables
 # ```
 #
@@ -142,13 +143,13 @@ print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned {p.gat
 # code, a neuron whose gate over exactly two parents could only be XOR or XNOR is ruled
 # out: the target would then be "explained" by itself.
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: _local_ok
 # ```
 #
 # The count over all choices factorises over the two hidden layers:
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: count_interpretations
 # ```
 
@@ -297,7 +298,7 @@ fig.show()
 # one algorithm. The official code searches to depth 3 for these networks (the number of
 # hidden layers plus one).
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: candidate_algorithms
 # ```
 #
@@ -315,15 +316,15 @@ fig.show()
 # algorithm. A location counts when every variable has IIA 1, and it is kept when it is
 # minimal (no valid location uses subsets of its groups).
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: patched_outputs
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: interchange_accuracy
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: minimal_locations
 # ```
 
@@ -432,11 +433,11 @@ shares.assign(networks=[variants[v][0] for v in shares.index]).round(2)
 # (`separate_into_k_mlps`), and counts circuits, interpretations, aligned algorithms and
 # locations of each, exactly as for a single-gate network.
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: Networks.head
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: explain_outputs
 # ```
 #
@@ -448,7 +449,7 @@ shares.assign(networks=[variants[v][0] for v in shares.index]).round(2)
 # (`multi_seeds` seeds each), so each task contains the previous one; the official code
 # instead draws the set of gates at random for each seed.
 #
-# ```{literalinclude} ../lib/iclr25/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
 # :pyobject: joint_circuits
 # ```
 

@@ -49,7 +49,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy.stats import spearmanr
 
-from iclr25 import core, llm, mcqa
+from iclr25 import core, llm
+
+from iclr25.chapters import mcqa
 
 p = core.chapter("mcqa", globals())
 
@@ -64,7 +66,7 @@ p = core.chapter("mcqa", globals())
 # available offline) and, as a stand-in for MMLU, a small world-knowledge set of capital
 # cities.
 #
-# ```{literalinclude} ../lib/iclr25/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
 # :pyobject: colour_question
 # ```
 
@@ -205,7 +207,7 @@ core.claim(
 # three shots' and the query's), and the model is kept at `tiny_checkpoints` evenly
 # spaced steps along training, and at step 0.
 #
-# ```{literalinclude} ../lib/iclr25/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
 # :pyobject: tiny_corpus
 # ```
 #
@@ -339,7 +341,7 @@ for fmt in mcqa.SYMBOLS:
 # its value in the source run; its effect is the normalised logit difference, 0 when
 # nothing changes and 1 when the prediction moves as far as the source's own.
 #
-# ```{literalinclude} ../lib/iclr25/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
 # :pyobject: normalised_effect
 # ```
 #

@@ -39,7 +39,8 @@ seed = 0
 device = "auto"
 
 # %%
-from iclr25 import core, selective
+from iclr25 import core
+from iclr25.chapters import selective
 
 p = core.chapter("selective", globals())
 
@@ -56,7 +57,7 @@ p = core.chapter("selective", globals())
 # $N$ test points sorted by decreasing score, $r(k/N)$ the error rate of the first $k$,
 # $r(0) = 0$, and the trapezoidal rule.
 #
-# ```{literalinclude} ../lib/iclr25/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective.py
 # :pyobject: risk_coverage
 # ```
 #
@@ -70,7 +71,7 @@ p = core.chapter("selective", globals())
 #
 # $$\frac{\partial L}{\partial z} = \pi - \Big((1-\alpha)\,y + \frac{\alpha}{K}\Big), \qquad \pi = \operatorname{softmax}(z),$$
 #
-# ```{literalinclude} ../lib/iclr25/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective.py
 # :pyobject: ls_logit_gradient
 # ```
 #
@@ -84,7 +85,7 @@ p = core.chapter("selective", globals())
 # $p$-normalised logits, $\max_k z_k / \|z\|_p$, with $p \in \{1, \dots, 8\}$ chosen on
 # validation AURC.
 #
-# ```{literalinclude} ../lib/iclr25/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective.py
 # :pyobject: normalised_max_logit
 # ```
 
@@ -333,7 +334,7 @@ core.claim(
 # (never the test split) and the test predictions are ranked by
 # $\max_k z_k / \|z\|_p$.
 #
-# ```{literalinclude} ../lib/iclr25/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective.py
 # :pyobject: choose_p
 # ```
 #

@@ -41,7 +41,8 @@ seed = 0
 device = "cpu"
 
 # %%
-from iclr25 import core, sensitivity
+from iclr25 import core
+from iclr25.chapters import sensitivity
 
 p = core.chapter("sensitivity", globals())
 
@@ -57,7 +58,7 @@ p = core.chapter("sensitivity", globals())
 #
 # $$\tilde x = x + e_i \otimes \eta, \qquad \eta \sim \mathcal N(0, \sigma^2 I),$$
 #
-# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
 # :pyobject: perturb_one_token
 # ```
 #
@@ -65,7 +66,7 @@ p = core.chapter("sensitivity", globals())
 # $S_\sigma(f) = \mathbb E_x\, \mathbb E_{i,\eta}\, [\arg\max f(\tilde x) \ne \arg\max f(x)]$,
 # averaged over the training set and `repeats` draws per input (the paper uses 5):
 #
-# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
 # :pyobject: sensitivity
 # ```
 
@@ -97,7 +98,7 @@ print(f"{p.dataset}: {len(data.train)} training images of shape {data.shape}, "
 # epochs: the ViT, MLP and CNN of `iclr25.vision` and a ConvMixer (patch embedding,
 # then residual depthwise and pointwise convolutions):
 #
-# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
 # :pyobject: ConvMixer
 # ```
 #
@@ -156,7 +157,7 @@ table.round(3)
 # the logits on the training set when every weight gets $\mathcal N(0, 0.05^2)$ noise
 # (five draws).
 #
-# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
 # :pyobject: sharpness
 # ```
 #
@@ -277,7 +278,7 @@ core.claim(
 #
 # $\tilde x$ with one patch noised (std `sigma_reg`, 1 in the paper), $p = 0.5$:
 #
-# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
 # :pyobject: regularised_loss
 # ```
 #
@@ -391,7 +392,7 @@ core.claim(
 # (grokking time scales roughly with $1/(\text{learning rate} \times \text{weight decay})$).
 # The run is cached: it trains once, the first time the chapter runs.
 #
-# ```{literalinclude} ../lib/iclr25/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
 # :pyobject: grok
 # ```
 

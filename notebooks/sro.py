@@ -37,7 +37,8 @@ seed = 0
 device = "auto"
 
 # %%
-from iclr25 import core, sro
+from iclr25 import core
+from iclr25.chapters import sro
 
 p = core.chapter("sro", globals())
 
@@ -53,7 +54,7 @@ p = core.chapter("sro", globals())
 #
 # $$\tilde\beta = \arg\min_\beta \frac{1}{2n}\|PX\beta\|^2 - \frac1n\langle X^\top y, \beta\rangle + h(\beta).$$
 #
-# ```{literalinclude} ../lib/iclr25/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro.py
 # :pyobject: sro
 # ```
 #
@@ -62,7 +63,7 @@ p = core.chapter("sro", globals())
 #
 # $$\beta_t = \arg\min_\beta \frac{1}{2n}\|PX(\beta - \beta_{t-1})\|^2 + \frac1n\langle X^\top(X\beta_{t-1} - y), \beta\rangle + h(\beta).$$
 #
-# ```{literalinclude} ../lib/iclr25/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro.py
 # :pyobject: sro_step
 # ```
 #
@@ -70,7 +71,7 @@ p = core.chapter("sro", globals())
 # computed once; each step then costs one exact gradient, $O(nd)$, and a small
 # $d$-dimensional solve.
 #
-# ```{literalinclude} ../lib/iclr25/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro.py
 # :pyobject: iterative_sro
 # ```
 #
@@ -88,7 +89,7 @@ p = core.chapter("sro", globals())
 # randomized Hadamard transform (SRHT) $O(nd\log n)$ and the CountSketch only
 # $O(nd)$: every row of $X$ is added, with a random sign, to one random row of $PX$.
 #
-# ```{literalinclude} ../lib/iclr25/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro.py
 # :pyobject: count_sketch
 # ```
 #
@@ -98,7 +99,7 @@ p = core.chapter("sro", globals())
 # shrinking large coefficients: SCAD and MCP. Proximal gradient needs their proximal
 # operators; SCAD's is a three-piece thresholding rule.
 #
-# ```{literalinclude} ../lib/iclr25/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro.py
 # :pyobject: prox_scad
 # ```
 #

@@ -44,7 +44,8 @@ seed = 0
 device = "auto"
 
 # %%
-from iclr25 import core, sst
+from iclr25 import core
+from iclr25.chapters import sst
 
 p = core.chapter("sst", globals())
 
@@ -64,14 +65,14 @@ p = core.chapter("sst", globals())
 # * **robust**: $\bar S$ is chosen by an adversary, a PGD attack within the
 #   $L_\infty$ ball of radius $\epsilon$ that tries to change the prediction.
 #
-# ```{literalinclude} ../lib/iclr25/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst.py
 # :pyobject: fill
 # ```
 #
 # The attack moves only the free features and projects back onto the ball, the
 # feature range and $x_S$ after every step:
 #
-# ```{literalinclude} ../lib/iclr25/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst.py
 # :pyobject: pgd_complement
 # ```
 #
@@ -86,7 +87,7 @@ p = core.chapter("sst", globals())
 # sigmoid score $s_i$ per input feature. The explanation is $S = \{i : s_i \ge \tau\}$,
 # read off in the forward pass that makes the prediction.
 #
-# ```{literalinclude} ../lib/iclr25/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst.py
 # :pyobject: SSTNet
 # ```
 #
@@ -97,7 +98,7 @@ p = core.chapter("sst", globals())
 #
 # $$L = \mathrm{CE}(f(x), y) + \mathrm{CE}\big(f(z), \arg\max f(x)\big) + \gamma\,\frac{\|s\|_1}{n}.$$
 #
-# ```{literalinclude} ../lib/iclr25/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst.py
 # :pyobject: sst_loss
 # ```
 #
@@ -176,7 +177,7 @@ print(f"official SST (no straight-through), digits, baseline fill: mean size {10
 # whose removal hurts the predicted class least, and returns the smallest sufficient
 # set of the last-removed features:
 #
-# ```{literalinclude} ../lib/iclr25/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst.py
 # :pyobject: sis
 # ```
 #
@@ -184,7 +185,7 @@ print(f"official SST (no straight-through), digits, baseline fill: mean size {10
 # whose subset keeps the prediction under the most fills, until it is sufficient (the
 # Anchors algorithm with beam width one, under our fills rather than its own sampler):
 #
-# ```{literalinclude} ../lib/iclr25/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst.py
 # :pyobject: anchors
 # ```
 #
@@ -192,7 +193,7 @@ print(f"official SST (no straight-through), digits, baseline fill: mean size {10
 # (integrated gradients from a zero baseline, or the absolute input gradient) and
 # return the shortest sufficient top-$k$:
 #
-# ```{literalinclude} ../lib/iclr25/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst.py
 # :pyobject: smallest_sufficient_prefix
 # ```
 #
@@ -203,7 +204,7 @@ print(f"official SST (no straight-through), digits, baseline fill: mean size {10
 # all of them alike; each method's time is the median over the inputs, in
 # wall-clock and in process-CPU seconds.
 #
-# ```{literalinclude} ../lib/iclr25/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst.py
 # :pyobject: compare
 # ```
 

@@ -48,7 +48,8 @@ seed = 0
 device = "auto"
 
 # %%
-from iclr25 import core, tgbseq
+from iclr25 import core
+from iclr25.chapters import tgbseq
 
 p = core.chapter("tgbseq", globals())
 
@@ -65,7 +66,7 @@ p = core.chapter("tgbseq", globals())
 # `repeat = repeat_heavy`; the *sequential* stream, the TGB-Seq kind, has
 # `repeat = repeat_seq`.
 #
-# ```{literalinclude} ../lib/iclr25/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
 # :pyobject: generate
 # ```
 #
@@ -73,11 +74,11 @@ p = core.chapter("tgbseq", globals())
 # negative items per test positive, drawn once and stored with the data (never the
 # positive), and the mean reciprocal rank (MRR) of the positive among them.
 #
-# ```{literalinclude} ../lib/iclr25/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
 # :pyobject: sample_negatives
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
 # :pyobject: ranks
 # ```
 
@@ -119,7 +120,7 @@ stats.round(3)
 # strictly before the query time, so the same index serves training and test without
 # leaking the future.
 #
-# ```{literalinclude} ../lib/iclr25/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
 # :pyobject: RecentNeighbors
 # ```
 #
@@ -136,11 +137,11 @@ stats.round(3)
 # GraphMixer and DyGFormer then see is when links happened and which neighbours
 # co-occur, never *which* item a node is; SASRec learns an embedding per item.
 #
-# ```{literalinclude} ../lib/iclr25/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
 # :pyobject: DyGFormer.cooccurrence
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
 # :pyobject: SASRec.sequence
 # ```
 #
@@ -332,7 +333,7 @@ if len(REPEATS) >= 3:
 # counting give the next item away (a single pass without repeats, or a strict period,
 # would).
 #
-# ```{literalinclude} ../lib/iclr25/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
 # :pyobject: toy
 # ```
 

@@ -15,13 +15,13 @@ import pytest
 import yaml
 from playwright.sync_api import sync_playwright
 
-from iclr25 import chapters, scoreboard
+from iclr25 import scoreboard, toc
 from iclr25.core import book_problems, read_claims
 
-ROOT = chapters.ROOT
+ROOT = toc.ROOT
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
-BUILT = [c.slug for c in chapters.built()]
+BUILT = [c.slug for c in toc.built()]
 CHROMIUM = shutil.which("chromium")
 
 
@@ -38,8 +38,8 @@ def book() -> Path:
 
 
 def test_toc_lists_exactly_the_built_chapters():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    layout = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [c["file"] for part in layout["parts"] for c in part["chapters"]]
     listed = [f.removeprefix("notebooks/") for f in files if f.startswith("notebooks/")]
     assert listed == BUILT  # and in reading order
     intro = (ROOT / "book" / "intro.md").read_text()
@@ -48,11 +48,11 @@ def test_toc_lists_exactly_the_built_chapters():
 
 def test_every_chapter_has_a_module_test_and_citation():
     bib = (ROOT / "book" / "references.bib").read_text()
-    for chapter in chapters.ALL:
+    for chapter in toc.ALL:
         assert re.search(rf"@inproceedings{{\w+2025{chapter.slug},", bib), chapter.slug
     for slug in BUILT:
         assert (ROOT / "tests" / f"test_{slug}.py").is_file()
-        assert "{cite" in chapters.get(slug).notebook.read_text()
+        assert "{cite" in toc.get(slug).notebook.read_text()
 
 
 EXECUTED = BUILD / "jupyter_execute" / "notebooks"
@@ -62,7 +62,7 @@ EXECUTED = BUILD / "jupyter_execute" / "notebooks"
 def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
     """No FAILED claim, no stale gap declaration, no declaration for a claim not run."""
     claims = read_claims(EXECUTED / f"{slug}.ipynb")
-    module = chapters.get(slug).module()
+    module = toc.get(slug).module()
     assert not book_problems(claims, module.KNOWN_GAPS)
     assert [c.id for c in claims] and {c.id for c in claims} == set(module.BOUNDS), \
         "every bound decides a claim of the book's run"

@@ -6,18 +6,18 @@ import sys
 
 import pytest
 
-from iclr25 import chapters
+from iclr25 import toc
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "iclr25", *args], capture_output=True,
-                          text=True, timeout=600, cwd=chapters.ROOT)
+                          text=True, timeout=600, cwd=toc.ROOT)
 
 
 def test_list_shows_chapters_and_parameters():
     result = cli("list")
     assert result.returncode == 0
-    for chapter in chapters.built():
+    for chapter in toc.built():
         assert f"{chapter.slug}: {chapter.title}" in result.stdout
         for name in chapter.module().PARAMETERS:
             assert f"    {name} = " in result.stdout

@@ -246,7 +246,7 @@ def test_claim_refuses_a_gap_an_unknown_id_and_a_kind(demo_chapter):
                                         "module's KNOWN_GAPS") as err:
         core.claim("fast", "s", kind="paper", paper="p", value=3, gap="too small")
     assert "\n" not in str(err.value)
-    with pytest.raises(KeyError, match="no entry in iclr25.demo.BOUNDS"):
+    with pytest.raises(KeyError, match="no entry in iclr25.chapters.demo.BOUNDS"):
         core.claim("nope", "s", kind="paper", paper="p", value=3)
     with pytest.raises(ValueError, match="accepted: paper, setup"):
         core.claim("fast", "s", kind="fact", paper="p", value=3)

@@ -1,4 +1,4 @@
-"""Unit tests of iclr25.enumerative: the DVV recursion, DRA, conformal coverage, the model."""
+"""Unit tests of iclr25.chapters.enumerative: the DVV recursion, DRA, conformal coverage, the model."""
 
 from fractions import Fraction
 from math import factorial
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from iclr25 import enumerative as en
+from iclr25.chapters import enumerative as en
 
 # --- exact numbers ------------------------------------------------------------------
 

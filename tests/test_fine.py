@@ -1,11 +1,13 @@
-"""Unit tests of the FiNE chapter's module, iclr25.fine: the neuron contribution score,
+"""Unit tests of the FiNE chapter's module, iclr25.chapters.fine: the neuron contribution score,
 the choice of neurons, and an edit that changes only the chosen rows of W_down and is
 undone exactly; and the live editor, on a small random model."""
 
 import pytest
 import torch
 
-from iclr25 import core, editing, fine, llm
+from iclr25 import core, editing, llm
+
+from iclr25.chapters import fine
 from test_editing import FACTS, changed, snapshot, vocabulary
 
 PROMPT = "The capital of France is the city of"

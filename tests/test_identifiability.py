@@ -1,4 +1,4 @@
-"""iclr25.identifiability: circuits of a hand-built XOR network and of a hand-built
+"""iclr25.chapters.identifiability: circuits of a hand-built XOR network and of a hand-built
 XOR-and-AND network, interpretation counts, interchange interventions, candidate
 algorithms, multi-gate training, and order-independence of the counts."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from iclr25 import identifiability as idf
+from iclr25.chapters import identifiability as idf
 from iclr25 import run
 from iclr25.core import ParameterError
 

@@ -1,11 +1,13 @@
-"""Unit tests of the MCQA chapter's module, iclr25.mcqa: the task, the prompts, the
+"""Unit tests of the MCQA chapter's module, iclr25.chapters.mcqa: the task, the prompts, the
 paper's metrics and the patching explorer, on a small random tiny model."""
 
 import numpy as np
 import pytest
 import torch
 
-from iclr25 import core, llm, mcqa
+from iclr25 import core, llm
+
+from iclr25.chapters import mcqa
 
 
 @pytest.fixture(scope="module")

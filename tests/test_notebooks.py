@@ -6,13 +6,13 @@ import jupytext
 import pytest
 from papermill.exceptions import PapermillExecutionError
 
-from iclr25 import chapters, run
+from iclr25 import run, toc
 from iclr25.core import STATUSES, Bound, ParameterError
 
-BUILT = [c.slug for c in chapters.built()]
+BUILT = [c.slug for c in toc.built()]
 
 
-def parameters_cell(chapter: chapters.Chapter) -> dict:
+def parameters_cell(chapter: toc.Chapter) -> dict:
     """The literal values assigned in the chapter's tagged parameters cell."""
     nb = jupytext.read(chapter.notebook, fmt="py:percent")
     cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
@@ -30,7 +30,7 @@ def test_some_chapter_is_built():
 
 @pytest.mark.parametrize("slug", BUILT)
 def test_parameters_cell_equals_module_defaults(slug):
-    chapter = chapters.get(slug)
+    chapter = toc.get(slug)
     module = chapter.module()
     cell = parameters_cell(chapter)
     defaults = {name: p.default for name, p in module.PARAMETERS.items()}
@@ -42,7 +42,7 @@ def test_parameters_cell_equals_module_defaults(slug):
 
 @pytest.mark.parametrize("slug", BUILT)
 def test_bounds_and_known_gaps_are_module_constants(slug):
-    module = chapters.get(slug).module()
+    module = toc.get(slug).module()
     assert isinstance(module.BOUNDS, dict) and module.BOUNDS
     for spec in module.BOUNDS.values():
         named = spec.values() if isinstance(spec, dict) else [spec]
@@ -61,7 +61,7 @@ def test_chapter_runs_in_smoke_mode(slug, tmp_path):
     assert claims, "a chapter records the paper's claims it tests"
     assert all(c.chapter == slug and c.status in STATUSES for c in claims)
     assert len({c.id for c in claims}) == len(claims), "claim ids are unique"
-    assert {c.id for c in claims} <= set(chapters.get(slug).module().BOUNDS)
+    assert {c.id for c in claims} <= set(toc.get(slug).module().BOUNDS)
     assert any(c.kind == "paper" for c in claims)
 
 
@@ -79,3 +79,19 @@ def test_run_rejects_bad_parameters_before_executing(tmp_path):
     with pytest.raises(ParameterError, match="unknown parameter 'nope'"):
         run.execute("sro", tmp_path, {"nope": 1})
     assert not list(tmp_path.iterdir())
+
+
+def test_no_chapter_imports_another():
+    """A chapter module imports shared code only: what two chapters need moves up."""
+    slugs = {c.slug for c in toc.ALL}
+    for path in (toc.ROOT / "lib" / "iclr25" / "chapters").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            imported = {n.split(".")[2] for n in names
+                        if n.startswith("iclr25.chapters.") and n.count(".") >= 2}
+            assert not imported & slugs, f"{path.name} imports chapter {imported & slugs}"

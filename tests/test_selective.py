@@ -1,4 +1,4 @@
-"""iclr25.selective: AURC against hand computations, the scores, and label smoothing."""
+"""iclr25.chapters.selective: AURC against hand computations, the scores, and label smoothing."""
 
 import itertools
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from iclr25 import selective
+from iclr25.chapters import selective
 
 
 def test_aurc_matches_a_hand_computation():

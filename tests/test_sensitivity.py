@@ -1,4 +1,4 @@
-"""iclr25.sensitivity: the sensitivity estimate, the one-token perturbation, the
+"""iclr25.chapters.sensitivity: the sensitivity estimate, the one-token perturbation, the
 regulariser, sharpness, corruptions, the models and the grokking run."""
 
 import numpy as np
@@ -6,7 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from iclr25 import sensitivity, vision
+from iclr25 import vision
+
+from iclr25.chapters import sensitivity
 
 
 def test_a_constant_model_has_sensitivity_zero():

@@ -1,11 +1,11 @@
-"""Unit tests of iclr25.sro: sketches, proximal operators, the solver, SRO and Iterative SRO."""
+"""Unit tests of iclr25.chapters.sro: sketches, proximal operators, the solver, SRO and Iterative SRO."""
 
 import numpy as np
 import pytest
 import scipy.linalg
 from sklearn.linear_model import Lasso
 
-from iclr25 import sro
+from iclr25.chapters import sro
 from iclr25.core import check_bound
 
 GRID = np.linspace(-8, 8, 320_001)  # spacing 5e-5

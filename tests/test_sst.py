@@ -1,4 +1,4 @@
-"""iclr25.sst: masks and fills on hand-made tensors, the adversarial fill, the searches'
+"""iclr25.chapters.sst: masks and fills on hand-made tensors, the adversarial fill, the searches'
 own sufficiency, the SST loss and clear errors."""
 
 import pytest
@@ -6,7 +6,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25 import sst, vision
+from iclr25 import vision
+
+from iclr25.chapters import sst
 
 
 def linear_model(weights, bias=None) -> nn.Linear:

@@ -1,10 +1,10 @@
-"""iclr25.tgbseq: the protocol (split, negatives, MRR), the sampler, EdgeBank and the models."""
+"""iclr25.chapters.tgbseq: the protocol (split, negatives, MRR), the sampler, EdgeBank and the models."""
 
 import numpy as np
 import pytest
 import torch
 
-from iclr25 import tgbseq
+from iclr25.chapters import tgbseq
 
 
 @pytest.fixture(scope="module")

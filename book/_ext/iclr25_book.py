@@ -21,7 +21,7 @@ from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from iclr25 import chapters, scoreboard
+from iclr25 import toc, scoreboard
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -59,7 +59,7 @@ class ScoreboardDirective(SphinxDirective):
 
 def _build_times(app: Sphinx) -> str:
     rows = []
-    for chapter in chapters.built():
+    for chapter in toc.built():
         data = NbMetadataCollector.get_exec_data(app.env, f"notebooks/{chapter.slug}") or {}
         runtime = data.get("runtime")
         seconds = f"{runtime:.0f} s" if runtime is not None else "not executed"
@@ -74,7 +74,7 @@ def _fill_scoreboard(app: Sphinx, doctree: nodes.document, docname: str) -> None
             body = _build_times(app)
         else:
             executed = Path(app.outdir).parent / "jupyter_execute" / "notebooks"
-            built = {c.slug for c in chapters.built()}
+            built = {c.slug for c in toc.built()}
             body = scoreboard.page_html(
                 [c for c in scoreboard.collect(executed) if c.chapter in built])
         node.replace_self(nodes.raw("", body, format="html"))

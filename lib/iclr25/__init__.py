@@ -1,9 +1,20 @@
 """iclr25: the methods of the ICLR 2025 executable book.
 
-One module per paper (``iclr25.sro``, ...) holds that chapter's method, its parameter
-schema (``PARAMETERS``) and its smoke overrides (``SMOKE``); ``iclr25.core`` is the
-substrate they share; ``iclr25.chapters`` lists the chapters; ``iclr25.scoreboard``
-gathers their claims; ``python -m iclr25`` runs one (see ``iclr25.cli``).
+Each paper's method is one module of :mod:`iclr25.chapters` (``iclr25.chapters.sro``, ...),
+with the chapter's parameter schema (``PARAMETERS``), smoke overrides (``SMOKE``) and the
+numbers that decide its claims (``BOUNDS``, ``KNOWN_GAPS``). A chapter never imports
+another; what two chapters share lives at the top of the package:
+
+* ``iclr25.core`` -- parameters, seeds, devices, the cache of trained artefacts, the
+  training loop, offline figures, widgets, claims and timing;
+* ``iclr25.llm`` -- language models offline (SmolLM2, tiny Llamas trained here),
+  cloze scoring, activation patching and vocabulary projection;
+* ``iclr25.editing`` -- knowledge editing: facts the model knows, edit cases, the
+  metrics, ROME and the live editor;
+* ``iclr25.vision`` -- small image data sets and classifiers;
+* ``iclr25.toc`` -- the table of contents as data; ``iclr25.scoreboard`` -- every
+  chapter's claims in one table; ``iclr25.run`` and ``iclr25.cli`` (``python -m
+  iclr25``) execute a chapter.
 """
 
 __version__ = "0.1.0"

@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from iclr25 import chapters
+from iclr25 import toc
 from iclr25.core import ParameterError
 
 
@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list() -> None:
-    for c in chapters.built():
+    for c in toc.built():
         print(f"{c.slug}: {c.title}  [{c.part}]")
         module = c.module()
         for name, p in module.PARAMETERS.items():
@@ -54,7 +54,7 @@ def _list() -> None:
 
 
 def _overrides(slug: str, pairs: list[str]) -> dict[str, object]:
-    schema = chapters.get(slug).module().PARAMETERS
+    schema = toc.get(slug).module().PARAMETERS
     values: dict[str, object] = {}
     for pair in pairs:
         name, eq, text = pair.partition("=")
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return 0
     try:
-        chapters.get(args.slug)
+        toc.get(args.slug)
         overrides = _overrides(args.slug, args.param)
     except (ValueError, ParameterError) as err:  # ParameterError is a ValueError
         print(f"iclr25: error: {err}", file=sys.stderr)

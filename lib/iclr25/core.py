@@ -208,16 +208,16 @@ def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
     """Start chapter ``slug`` from its notebook's namespace (pass ``globals()``).
 
     Checks the parameters the notebook defined (its parameters cell and whatever
-    papermill injected) against ``iclr25.<slug>.PARAMETERS``: an unknown name, a wrong
+    papermill injected) against ``iclr25.chapters.<slug>.PARAMETERS``: an unknown name, a wrong
     type or an out-of-range value stops the run with one line. Then seeds everything,
     installs the offline plotly renderer and starts a fresh claims record, decided by the
     module's ``BOUNDS`` and ``KNOWN_GAPS``. Returns the
     parameters as attributes, plus ``rng`` (a seeded NumPy generator) and
     ``torch_device`` (the resolved device).
     """
-    from iclr25 import chapters
+    from iclr25 import toc
 
-    module = chapters.get(slug).module()
+    module = toc.get(slug).module()
     params = validate(module.PARAMETERS, _notebook_parameters(namespace), complete=True)
     use_offline_plotly()
     _CURRENT.update(slug=slug, claims=[], bounds=module.BOUNDS, known_gaps=module.KNOWN_GAPS)
@@ -611,7 +611,7 @@ def claim(id: str, statement: str, *, kind: str, paper: str, value: Any,
         raise RuntimeError("claim() before chapter(): start the chapter first")
     bounds, gaps = _CURRENT["bounds"], _CURRENT["known_gaps"]
     if id not in bounds:
-        raise KeyError(f"claim {id!r} has no entry in iclr25.{_CURRENT['slug']}.BOUNDS; "
+        raise KeyError(f"claim {id!r} has no entry in iclr25.chapters.{_CURRENT['slug']}.BOUNDS; "
                        f"its bounds: {', '.join(bounds) or 'none'}")
     if measured is None:
         measured = format_value(value)

@@ -15,11 +15,11 @@ import jupytext
 import nbformat
 import papermill
 
-from iclr25 import chapters
+from iclr25 import toc
 from iclr25.core import Claim, read_claims, validate
 
 
-def to_notebook(chapter: chapters.Chapter) -> nbformat.NotebookNode:
+def to_notebook(chapter: toc.Chapter) -> nbformat.NotebookNode:
     """The chapter's source as a notebook that papermill can run (kernel metadata set)."""
     nb = jupytext.read(chapter.notebook, fmt="py:percent")
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
@@ -31,7 +31,7 @@ def to_notebook(chapter: chapters.Chapter) -> nbformat.NotebookNode:
 def parameters(slug: str, overrides: dict[str, Any] | None = None, *,
                smoke: bool = False) -> dict[str, Any]:
     """Book defaults of ``slug``, then its ``SMOKE`` overrides if asked, then ``overrides``."""
-    module = chapters.get(slug).module()
+    module = toc.get(slug).module()
     values = {**(module.SMOKE if smoke else {}), **(overrides or {})}
     return validate(module.PARAMETERS, values)
 
@@ -43,7 +43,7 @@ def execute(slug: str, out_dir: str | Path, overrides: dict[str, Any] | None = N
 
     A failing cell raises papermill's ``PapermillExecutionError``.
     """
-    chapter = chapters.get(slug)
+    chapter = toc.get(slug)
     params = parameters(slug, overrides, smoke=smoke)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

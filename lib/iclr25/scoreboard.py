@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from iclr25 import chapters
+from iclr25 import toc
 from iclr25.core import Claim, claim_from_record, claim_rows, read_claims
 
 
@@ -29,7 +29,7 @@ def collect(folder: str | Path) -> list[Claim]:
     if not folder.is_dir():
         raise FileNotFoundError(f"no folder {folder}: give the folder that `python -m iclr25 "
                                 "run` wrote (--out) or the book's _build/jupyter_execute/notebooks")
-    order = {c.slug: k for k, c in enumerate(chapters.ALL)}
+    order = {c.slug: k for k, c in enumerate(toc.ALL)}
     files = sorted(folder.glob("*.claims.json")) or sorted(folder.glob("*.ipynb"))
     files.sort(key=lambda f: order.get(f.name.split(".")[0], len(order)))
     found: list[Claim] = []

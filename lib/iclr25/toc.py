@@ -1,7 +1,8 @@
 """The book's table of contents as data: every chapter's slug, title and part.
 
 One slug names a chapter everywhere: ``notebooks/<slug>.py`` tells the story,
-``iclr25.<slug>`` holds the method (and its ``PARAMETERS`` and ``SMOKE``), and
+``iclr25.chapters.<slug>`` holds the method (and its ``PARAMETERS``, ``SMOKE``,
+``BOUNDS`` and ``KNOWN_GAPS``), and
 ``tests/test_<slug>.py`` tests it. A chapter is *built* once its notebook exists;
 the CLI, the tests and ``_toc.yml`` only list built chapters.
 """
@@ -32,8 +33,8 @@ class Chapter:
         return self.notebook.is_file()
 
     def module(self) -> ModuleType:
-        """The chapter's method module, ``iclr25.<slug>``."""
-        return importlib.import_module(f"iclr25.{self.slug}")
+        """The chapter's method module, ``iclr25.chapters.<slug>``."""
+        return importlib.import_module(f"iclr25.chapters.{self.slug}")
 
 
 _OPTIM = "Optimisation and learning theory"
