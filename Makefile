@@ -1,5 +1,5 @@
 # make book   -- install into .venv, execute every chapter, render _build/html
-# make test   -- install, then run the whole test suite (what CI runs)
+# make test   -- install, check style (ruff), then run the whole test suite (what CI runs)
 # make run SLUG=sro ARGS="-p seed=3"   -- execute one chapter into runs/<slug>
 VENV   := .venv
 PYTHON := $(VENV)/bin/python
@@ -22,7 +22,10 @@ browser:
 book: install
 	$(VENV)/bin/jupyter-book build --all -W -n --keep-going .
 
+# Style first (seconds): ruff lints everything and checks the format of lib/ and tests/.
 test: install browser
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PYTHON) -m pytest tests
 
 run: install

@@ -40,6 +40,16 @@ seed = 0
 device = "auto"
 
 # %%
+import math
+import time
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import torch
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
 from iclr25 import core
 from iclr25.chapters import enumerative
 
@@ -66,16 +76,6 @@ p = core.chapter("enumerative", globals())
 # ```
 
 # %%
-import math
-import time
-
-import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
-import torch
-from plotly.colors import qualitative
-from plotly.subplots import make_subplots
-
 start = time.perf_counter()
 rows = core.cached("enumerative-numbers", {"g_max": p.g_max, "n_max": p.n_max},
                    lambda: enumerative.generate(p.g_max, p.n_max))
@@ -141,39 +141,64 @@ fig.show()
 g_test = p.g_max - p.ood_genera + 1
 splits = enumerative.split_by_genus(data, g_test, (0.15, 0.15), p.rng)
 part = {name: data.subset(index) for name, index in splits._asdict().items()}
-print({name: len(d) for name, d in part.items()}, f"OOD genera: {g_test}..{p.g_max}")
+print({name: len(d) for name, d in part.items()},
+      f"OOD genera: {g_test}..{p.g_max}")
 
+# %% [markdown]
+# The four activations share one training configuration; each model is trained
+# once per configuration and cached:
+
+# %%
 ACTS = list(enumerative.ACTIVATIONS)
 NAMES = {"dra": "DRA", "relu": "ReLU", "gelu": "GELU", "snake": "Snake"}
 COLORS = dict(zip(ACTS, qualitative.Plotly))
-train_config = dict(width=p.width, layers=p.layers, epochs=p.epochs, batch_size=p.batch_size,
-                    lr=p.lr, seed=p.seed)
+train_config = dict(width=p.width, layers=p.layers, epochs=p.epochs,
+                    batch_size=p.batch_size, lr=p.lr, seed=p.seed)
 
 
 def trained(act):
-    """The model for activation act, trained once per configuration and cached."""
-    config = {"act": act, "g_max": p.g_max, "n_max": p.n_max, "ood_genera": p.ood_genera,
-              "device": p.torch_device.type, **train_config}
+    """The model for activation act, trained once per configuration and
+    cached."""
+    config = {"act": act, "g_max": p.g_max, "n_max": p.n_max,
+              "ood_genera": p.ood_genera, "device": p.torch_device.type,
+              **train_config}
 
     def build():
-        model, history = enumerative.fit(act, part["train"], device=p.torch_device, **train_config)
+        model, history = enumerative.fit(act, part["train"],
+                                         device=p.torch_device, **train_config)
         return {"state": model.state_dict(), "history": history}
 
     stored = core.cached("enumerative-model", config, build)
-    model = enumerative.IntersectionTransformer(act, width=p.width, layers=p.layers).to(p.torch_device)
+    model = enumerative.IntersectionTransformer(
+        act, width=p.width, layers=p.layers).to(p.torch_device)
     model.load_state_dict(stored["state"])
     return model.eval(), stored["history"]
 
+# %% [markdown]
+# The four models, each scored by $R^2$ of the log values in and out of
+# distribution:
 
+# %%
 models, histories, predictions = {}, {}, {}
 for act in ACTS:
     models[act], histories[act] = trained(act)
-    predictions[act] = {name: enumerative.predict(models[act], d, p.torch_device) for name, d in part.items()}
-scores = pd.DataFrame({NAMES[a]: {"R2 train": enumerative.r2(part["train"].log_value, predictions[a]["train"]),
-                                  "R2 test (ID)": enumerative.r2(part["test"].log_value, predictions[a]["test"]),
-                                  "R2 OOD": enumerative.r2(part["ood"].log_value, predictions[a]["ood"]),
-                                  "MAE OOD (nats)": np.abs(part["ood"].log_value - predictions[a]["ood"]).mean()}
-                       for a in ACTS}).T
+    predictions[act] = {name: enumerative.predict(models[act], d,
+                                                  p.torch_device)
+                        for name, d in part.items()}
+
+
+def scores_of(a):
+    """R^2 of the log values on each split, and the OOD mean absolute error."""
+    pred = predictions[a]
+    return {"R2 train": enumerative.r2(part["train"].log_value, pred["train"]),
+            "R2 test (ID)": enumerative.r2(part["test"].log_value,
+                                           pred["test"]),
+            "R2 OOD": enumerative.r2(part["ood"].log_value, pred["ood"]),
+            "MAE OOD (nats)": np.abs(part["ood"].log_value
+                                     - pred["ood"]).mean()}
+
+
+scores = pd.DataFrame({NAMES[a]: scores_of(a) for a in ACTS}).T
 scores.round(4)
 
 # %%
@@ -270,7 +295,11 @@ for w in [*WINDOWS, None]:
     coverage[w] = enumerative.coverage_by_n(y_test, y_hat, q, part["test"].n)
 tolerance = enumerative.coverage_tolerance(p.confidence, coverage[None].count)
 
+# %% [markdown]
+# Coverage and width per $n$ for each window (move the slider), and the table for
+# the chosen window:
 
+# %%
 def coverage_figure(w):
     """Coverage and mean interval width per n, sliding window w against the global quantile."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=["coverage on the ID test set", "mean interval width (nats)"])
@@ -316,6 +345,10 @@ fig.update_xaxes(title_text="window w", type="category")
 fig.update_layout(title="Sensitivity to the window size", height=360)
 fig.show()
 
+# %% [markdown]
+# The chosen window's coverage, and the claim it decides:
+
+# %%
 chosen = coverage[p.window]
 inside = np.abs(chosen.coverage - p.confidence) <= tolerance
 print(f"window w = {p.window}, ID test: coverage within three binomial "
@@ -459,6 +492,23 @@ core.claim(
 core.claims_table();
 
 # %% [markdown]
+# ## What differs from the paper
+#
+# - *Data.* The paper trains on genera up to 13 and tests on higher genera, with
+#   values from $10^{-45}$ to $10^{45}$; we compute genera up to `g_max` = 10 with
+#   at most `n_max` = 7 marked points and hold out the last genus, so the values
+#   span a far smaller range and the extrapolation is by one genus.
+# - *Model and training.* One branch instead of the paper's two (no quantum Airy
+#   structure inputs, no Barlow-Twins loss), a masked mean instead of its PNA
+#   aggregation, width 32, 20 epochs and a larger learning rate, one seed. The
+#   four activations then land within about a hundredth of each other out of
+#   distribution, which one seed cannot order: the `dra-ood` gap.
+# - *Conformal prediction* follows the paper: a sliding window over $n$ against
+#   one global quantile, on our smaller calibration set.
+# - *Probing* covers the linear probes for the large-genus asymptotic only; the
+#   paper's causal and abductive analyses are not repeated, and at our scale the
+#   untrained network's inputs already carry the asymptotic terms.
+#
 # ## Going further
 #
 # The paper trains on genera up to 13 and tests on higher genera, with values from

@@ -46,10 +46,8 @@ import time
 from functools import partial
 
 import numpy as np
-import plotly.graph_objects as go
 
 from iclr25 import core, editing, llm
-
 from iclr25.chapters import fine
 
 p = core.chapter("fine", globals())
@@ -73,11 +71,12 @@ start = time.perf_counter()
 lm = llm.load_model("smollm2-135m", p.torch_device)
 facts = editing.all_facts()
 known = editing.known_facts(lm, facts)
-counts = {r: (sum(f.relation == r for f in known), sum(f.relation == r for f in facts))
-          for r in editing.RELATIONS}
-print(f"model loaded and facts checked in {time.perf_counter() - start:.1f} s")
+counts = {r: (sum(f.relation == r for f in known),
+              sum(f.relation == r for f in facts)) for r in editing.RELATIONS}
+print(f"model loaded, facts checked in {time.perf_counter() - start:.1f} s")
 for r, (n_known, n_all) in counts.items():
-    print(f"  {r:9s} {editing.RELATIONS[r].prompt!r}: known {n_known} of {n_all}")
+    prompt = editing.RELATIONS[r].prompt
+    print(f"  {r:9s} {prompt!r}: known {n_known} of {n_all}")
 
 # %% [markdown]
 # Each edit rewrites a known fact to another object of the same relation, drawn at
@@ -88,9 +87,11 @@ for r, (n_known, n_all) in counts.items():
 # are drawn first, so that relation specificity can be measured.
 
 # %%
-cases = editing.make_cases(known, p.n_edits, p.rng, n_neighbours=p.n_neighbours)
+cases = editing.make_cases(known, p.n_edits, p.rng,
+                           n_neighbours=p.n_neighbours)
 case = cases[0]
-print("rewrite:       ", repr(case.request.prompt), case.fact.object, "->", case.request.new)
+print("rewrite:       ", repr(case.request.prompt), case.fact.object, "->",
+      case.request.new)
 print("paraphrases:   ", case.paraphrases)
 print("neighbourhood: ", case.neighbourhood)
 print("relation:      ", case.relation)
@@ -113,17 +114,13 @@ print("distract:      ", case.distract[0])
 
 # %%
 window = 6
-effects = editing.causal_trace(lm, known[: p.n_trace], window=window, seed=p.seed)
+effects = editing.causal_trace(lm, known[: p.n_trace], window=window,
+                               seed=p.seed)
 layer = editing.trace_layer(effects, window)
-C = editing.regularised(editing.second_moment(lm, layer, editing.sample_texts(lm, seed=p.seed)))
-
-fig = go.Figure(go.Bar(x=list(range(lm.n_layers)), y=effects, name="indirect effect"))
-fig.add_vline(x=layer, line_dash="dot", annotation_text=f"ROME edits layer {layer}")
-fig.update_layout(title=f"Causal tracing over {min(p.n_trace, len(known))} facts: restoring the MLPs "
-                        f"of {window} layers around each layer at the subject's last token",
-                  xaxis_title="layer (centre of the restored window)",
-                  yaxis_title="P(object) restored - corrupted")
-fig.show()
+texts = editing.sample_texts(lm, seed=p.seed)
+C = editing.regularised(editing.second_moment(lm, layer, texts))
+n_traced = min(p.n_trace, len(known))
+fine.tracing_figure(effects, layer, n_traced, window).show()
 
 # %% [markdown]
 # ROME then treats the MLP's down projection $W$ as a key-value memory. The key $k^*$ is
@@ -188,19 +185,16 @@ editors = {
 timing, made = fine.timed_edits(cases, editors)  # ROME 0, FiNE 0, ROME 1, ...
 records, edits = editing.run_cases(lm, cases, made, n_tokens=p.gen_tokens)
 results = editing.summary(records)
-
 metrics = ["efficacy", "generalisation", "neighbourhood", "relation",
            "distract"]
-fig = go.Figure()
-for method, colour in (("ROME", "#1f77b4"), ("FiNE", "#d62728")):
-    fig.add_bar(x=metrics, y=[results[method][m] for m in metrics],
-                name=method, marker_color=colour,
-                text=[f"{results[method][m]:.2f}" for m in metrics])
-fig.update_layout(title=f"ROME vs FiNE on SmolLM2-135M, {len(cases)} edits "
-                        "(higher is better)",
-                  yaxis_range=[0, 1.05], barmode="group")
-fig.show()
+fine.comparison_figure(results, metrics, len(cases)).show()
 
+# %% [markdown]
+# Beside the scores, what each edit costs: the parameters it changes, its median wall
+# and CPU time, and the fluency of the edited model's text (the unedited model's in
+# brackets).
+
+# %%
 print(f"{'':6s}{'parameters':>12s}{'wall (s)':>10s}{'CPU (s)':>9s}"
       f"{'fluency':>9s}{'(unedited)':>12s}")
 for method, r in results.items():
@@ -208,7 +202,7 @@ for method, r in results.items():
     print(f"{method:6s}{r['params']:12,.0f}{t.median_wall:10.2f}"
           f"{t.median_cpu:9.2f}{r['fluency']:9.2f}"
           f"{r['fluency_before']:12.2f}")
-d_model, d_mlp = editing.down_proj(lm, layer).weight.shape
+d_model, d_mlp = llm.down_proj(lm, layer).weight.shape
 print(f"ROME rewrites all {d_model} x {d_mlp} weights of a down projection; "
       f"FiNE's {p.k} value vectors are {p.k} x {d_model} weights, "
       f"{d_mlp / p.k:.0f} times fewer (d_mlp / k)")
@@ -231,15 +225,12 @@ print(f"ROME rewrites all {d_model} x {d_mlp} weights of a down projection; "
 # wall-clock and CPU seconds per edit (CPU time counts every thread, so it can exceed
 # wall time).
 #
-# ## Claims
+# ## What the comparison shows
 #
 # A claim is of kind *paper* (the paper makes it; its figure is quoted) or *setup* (our
 # experiment can test the paper at all). The bounds that decide them are the module's
 # `BOUNDS`, fixed before the book's run. Efficacy: both methods reach 0.9 and differ by
-# at most 0.1. Generalisation: FiNE's is at most 0.1 below ROME's. Locality: FiNE's mean
-# over the three locality scores is above ROME's, and its lead is largest on relation
-# specificity. Speed: FiNE's median wall time per edit is below ROME's (ROME's leaves
-# out causal tracing and the covariance $C$, computed once for all edits).
+# at most 0.1. Generalisation: FiNE's is at most 0.1 below ROME's.
 
 # %%
 rome_r, fine_r = results["ROME"], results["FiNE"]
@@ -262,7 +253,13 @@ core.claim(
     value=fine_r["generalisation"] - rome_r["generalisation"],
     measured=f"generalisation ROME {rome_r['generalisation']:.2f}, "
              f"FiNE {fine_r['generalisation']:.2f}",
-)
+);
+
+# %% [markdown]
+# Locality: FiNE's mean over the three locality scores is above ROME's, and its lead is
+# largest on relation specificity.
+
+# %%
 gaps = {m: fine_r[m] - rome_r[m]
         for m in ("neighbourhood", "relation", "distract")}
 core.claim(
@@ -284,15 +281,21 @@ core.claim(
           "Table 3)",
     value=gaps["relation"] - max(gaps["neighbourhood"], gaps["distract"]),
     measured=", ".join(f"{m} {g:+.2f}" for m, g in gaps.items()),
-)
+);
+
+# %% [markdown]
+# Speed: FiNE's median wall time per edit is below ROME's (ROME's leaves out causal
+# tracing and the covariance $C$, computed once for all edits).
+
+# %%
+ratio = timing["FiNE"].median_wall / timing["ROME"].median_wall
 core.claim(
     "faster",
     "FiNE edits faster than ROME",
     kind="paper",
     paper="FiNE's editing time is below ROME's and MEMIT's",
-    value=timing["FiNE"].median_wall / timing["ROME"].median_wall,
-    measured=f"FiNE / ROME median wall time per edit "
-             f"{timing['FiNE'].median_wall / timing['ROME'].median_wall:.2f} "
+    value=ratio,
+    measured=f"FiNE / ROME median wall time per edit {ratio:.2f} "
              f"(ROME {timing['ROME']}; FiNE {timing['FiNE']}; alternated)",
 );
 
@@ -304,17 +307,12 @@ core.claim(
 
 # %%
 fine_edits = [e for e in edits if e.method == "FiNE"]
-neuron_layers = [layer_ for e in fine_edits for layer_, _ in e.info["neurons"]]
-fig = go.Figure(go.Histogram(x=neuron_layers, xbins=dict(start=-0.5, end=lm.n_layers - 0.5, size=1),
-                             name="FiNE neurons"))
-fig.add_vline(x=layer, line_dash="dot", annotation_text=f"ROME's layer {layer}")
-fig.add_vrect(x0=lm.n_layers - p.frozen_last - 0.5, x1=lm.n_layers - 0.5, fillcolor="grey",
-              opacity=0.2, annotation_text="frozen")
-fig.update_layout(title=f"Layers of FiNE's {len(neuron_layers)} edited neurons over {len(fine_edits)} edits",
-                  xaxis_title="layer", yaxis_title="neurons", xaxis_range=[-0.5, lm.n_layers - 0.5])
-fig.show()
+neuron_layers = [l_ for e in fine_edits for l_, _ in e.info["neurons"]]
+fine.neuron_layers_figure(neuron_layers, lm.n_layers, layer, p.frozen_last,
+                          len(fine_edits)).show()
 late = 2 * lm.n_layers // 3
-print(f"{np.mean(np.array(neuron_layers) >= late):.0%} of FiNE's neurons are in layers {late} and above; "
+share = np.mean(np.array(neuron_layers) >= late)
+print(f"{share:.0%} of FiNE's neurons are in layers {late} and above; "
       f"ROME edits layer {layer}")
 
 # %% [markdown]
@@ -323,40 +321,26 @@ print(f"{np.mean(np.array(neuron_layers) >= late):.0%} of FiNE's neurons are in 
 # How do the metrics move as FiNE edits more neurons? The first `n_sweep` edits (one in
 # the book, to keep it within its time; the curve is then one edit's, an illustration
 # rather than a measurement) are edited again with each $k$, without fluency; for the
-# default $k$ the comparison above is reused. The slider below shows each edit's scores at
-# one $k$.
+# default $k$ the comparison above is reused.
 
 # %%
 ks = fine.sweep_ks(p.k_max)
 swept = cases[: p.n_sweep]
-others = [k_ for k_ in ks if k_ != p.k]
-runs, _ = editing.run_cases(lm, swept, {k_: partial(fine.fine, lm, k=k_, epochs=p.epochs, lr=p.lr,
-                                                    frozen_last=p.frozen_last) for k_ in others},
-                            n_tokens=0, progress=False)
+others = {k_: partial(fine.fine, lm, k=k_, epochs=p.epochs, lr=p.lr,
+                      frozen_last=p.frozen_last) for k_ in ks if k_ != p.k}
+runs, _ = editing.run_cases(lm, swept, others, n_tokens=0, progress=False)
 sweep = {k_: [r for r in runs if r["method"] == k_] for k_ in others}
-if p.k in ks:  # the comparison above already edited these cases with k neurons
-    sweep[p.k] = [r for r in records if r["method"] == "FiNE"][: len(swept)]
+if p.k in ks:  # the comparison above edited these cases with k neurons
+    fine_records = [r for r in records if r["method"] == "FiNE"]
+    sweep[p.k] = fine_records[: len(swept)]
+fine.sweep_figure(sweep, metrics).show()
 
-fig = go.Figure()
-for m in metrics:
-    fig.add_scatter(x=ks, y=[np.nanmean([r[m] for r in sweep[k_]]) for k_ in ks], name=m,
-                    mode="lines+markers")
-fig.update_layout(title=f"FiNE with k neurons, mean over {min(p.n_sweep, len(cases))} edits",
-                  xaxis_title="k (neurons edited)", xaxis_type="log", yaxis_range=[0, 1.05])
-fig.show()
+# %% [markdown]
+# The slider shows each edit's scores at one $k$.
 
-
-def sweep_figure(k_):
-    """Each edit's scores with ``k_`` neurons."""
-    fig = go.Figure()
-    for r in sweep[k_]:
-        fig.add_bar(x=metrics, y=[r[m] for m in metrics], name=r["case"])
-    fig.update_layout(title=f"FiNE with k = {k_} neurons: each edit's scores", yaxis_range=[0, 1.05],
-                      barmode="group")
-    return fig
-
-
-core.explore(sweep_figure, ks, "k", active=ks.index(p.k) if p.k in ks else 0);
+# %%
+core.explore(lambda k_: fine.edits_figure(sweep[k_], metrics, k_), ks, "k",
+             active=ks.index(p.k) if p.k in ks else 0);
 
 # %% [markdown]
 # ## The editor
@@ -367,13 +351,15 @@ core.explore(sweep_figure, ks, "k", active=ks.index(p.k) if p.k in ks else 0);
 # weights. On the static page, the slider shows a gallery of the edits above.
 
 # %%
+relation_of = {c.request: c.fact.relation for c in cases}
 gallery = {}
 for e in edits[: 2 * min(3, len(cases))]:
-    shown = editing.views(e.request, next(c.fact.relation for c in cases if c.request == e.request), known)
+    shown = editing.views(e.request, relation_of[e.request], known)
     before = editing.top_predictions(lm, shown)
     with editing.applied(lm, e):
         after = editing.top_predictions(lm, shown)
-    gallery[f"{e.method}: {e.request.subject} -> {e.request.new}"] = (before, after)
+    name = f"{e.method}: {e.request.subject} -> {e.request.new}"
+    gallery[name] = (before, after)
 
 
 def editor_figure(value):
@@ -383,7 +369,8 @@ def editor_figure(value):
     return editing.before_after_figure(*gallery[value], value)
 
 
-core.explore(editor_figure, list(gallery), "edit", live=editing.editor_widget(lm, editors, known));
+core.explore(editor_figure, list(gallery), "edit",
+             live=editing.editor_widget(lm, editors, known));
 
 # %% [markdown]
 # ## Claims
@@ -393,14 +380,6 @@ core.claims_table()
 print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 
 # %% [markdown]
-# ## Going further
-#
-# More edits and a wider neuron sweep (a GPU helps):
-#
-# ```
-# python -m iclr25 run fine -p n_edits=100 -p n_sweep=20 -p k_max=200 -p n_trace=40 -p gen_tokens=100
-# ```
-#
 # ## What differs from the paper
 #
 # * **Model and data.** The paper edits Llama-2-7B, Llama-3-8B and GPT-J on KnowEdit;
@@ -416,3 +395,11 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 # * **FiNE's hyperparameters** are the paper's for Llama-2 (5 neurons, learning rate
 #   5e-3, early stop at 0.9, the last 3 layers frozen), unchanged for a model of 30
 #   layers.
+#
+# ## Going further
+#
+# More edits and a wider neuron sweep (a GPU helps):
+#
+# ```
+# python -m iclr25 run fine -p n_edits=100 -p n_sweep=20 -p k_max=200 -p n_trace=40 -p gen_tokens=100
+# ```

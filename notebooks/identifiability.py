@@ -45,8 +45,14 @@ seed = 0
 device = "auto"
 
 # %%
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
 from iclr25 import core
-from iclr25.chapters import identifiability
+from iclr25.chapters import identifiability as idf
 
 p = core.chapter("identifiability", globals())
 
@@ -75,38 +81,40 @@ p = core.chapter("identifiability", globals())
 # ```
 
 # %%
-import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
-from plotly.colors import qualitative
-from plotly.subplots import make_subplots
-
-idf = identifiability
-MULTI = idf.parse_multi_gates(p.multi_gates)  # checked by core.chapter already
-
-
 def config(**changes):
     """The chapter's training configuration, with ``changes``."""
-    base = dict(gate=p.gate, width=p.width, n_train=p.n_train, n_val=p.n_val, noise_std=p.noise_std,
-                lr=p.lr, batch_size=p.batch_size, max_epochs=p.max_epochs, loss_target=p.loss_target)
+    base = dict(gate=p.gate, width=p.width, n_train=p.n_train,
+                n_val=p.n_val, noise_std=p.noise_std, lr=p.lr,
+                batch_size=p.batch_size, max_epochs=p.max_epochs,
+                loss_target=p.loss_target)
     return idf.TrainConfig(**{**base, **changes})
 
 
 def study(n_seeds, **changes):
-    """Train ``n_seeds`` networks and enumerate the explanations of the converged ones."""
+    """Train ``n_seeds`` networks and enumerate the explanations of the
+    converged ones."""
     cfg = config(**changes)
-    trained = idf.train_cached(cfg, range(p.seed, p.seed + n_seeds), p.torch_device)
+    trained = idf.train_cached(cfg, range(p.seed, p.seed + n_seeds),
+                               p.torch_device)
     algorithms = idf.candidate_algorithms(cfg.gate, p.algo_depth)
     return trained, algorithms, idf.explain(trained, algorithms)
 
+# %% [markdown]
+# `study` trains the networks of one configuration (or loads them from the cache)
+# and enumerates every explanation of those that learned the task. The main
+# experiment trains `seeds` networks:
 
+# %%
 main, ALGORITHMS, EXPLAINED = study(p.seeds)
 CONVERGED = np.flatnonzero(main.converged)
 if not len(CONVERGED):
-    raise RuntimeError(f"none of the {p.seeds} networks reached the loss target {p.loss_target} in "
-                       f"{p.max_epochs} epochs; raise seeds or max_epochs")
-print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned {p.gate} "
-      f"(median {np.median(main.epochs[CONVERGED]):.0f} epochs; validation accuracy of those kept "
+    raise RuntimeError(
+        f"none of the {p.seeds} networks reached the loss target "
+        f"{p.loss_target} in {p.max_epochs} epochs; raise seeds or "
+        "max_epochs")
+print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned "
+      f"{p.gate} (median {np.median(main.epochs[CONVERGED]):.0f} epochs; "
+      "validation accuracy of those kept "
       f"{main.val_accuracy[CONVERGED].min():.3f} or more)")
 
 # %% [markdown]
@@ -157,35 +165,54 @@ print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned {p.gat
 n_circuits = np.array([e.n_circuits for e in EXPLAINED])
 per_circuit = np.concatenate([e.interpretations for e in EXPLAINED])
 n_aligned = np.array([len(e.aligned) for e in EXPLAINED])
-per_algorithm = np.array([len(e.locations[k]) for e in EXPLAINED for k in e.aligned])
-
-
-def histogram(fig, values, row, col, log=False):
-    """How many networks (or circuits, algorithms) have each count: bars for counts, a
-    histogram of log10 counts when ``log``."""
-    color = qualitative.Plotly[2 * (row - 1) + col - 1]
-    if log:
-        fig.add_histogram(x=np.log10(values), nbinsx=20, marker_color=color, showlegend=False,
-                          row=row, col=col)
-    else:
-        counts, n = np.unique(values, return_counts=True)
-        fig.add_bar(x=counts, y=n, marker_color=color, showlegend=False, row=row, col=col)
-
-
-fig = make_subplots(rows=2, cols=2, vertical_spacing=0.18, subplot_titles=[
-    "valid circuits per network", "interpretations per valid circuit (log10; circuits with any)",
-    "aligned algorithms per network", "minimal locations per aligned algorithm"])
-histogram(fig, n_circuits, 1, 1)
-histogram(fig, per_circuit[per_circuit > 0], 1, 2, log=True)
-histogram(fig, n_aligned, 2, 1)
-histogram(fig, per_algorithm, 2, 2)
-fig.update_yaxes(title_text="count")
-fig.update_layout(height=560, title=f"Explanations of {len(CONVERGED)} {p.gate} networks "
-                                    f"(width {p.width}), every candidate enumerated")
+per_algorithm = np.array([len(e.locations[k]) for e in EXPLAINED
+                          for k in e.aligned])
+LOG_PANEL = "interpretations per valid circuit (log10; circuits with any)"
+fig = idf.count_histograms({
+    "valid circuits per network": n_circuits,
+    LOG_PANEL: per_circuit[per_circuit > 0],
+    "aligned algorithms per network": n_aligned,
+    "minimal locations per aligned algorithm": per_algorithm},
+    log=[LOG_PANEL])
+fig.update_layout(title=f"Explanations of {len(CONVERGED)} {p.gate} "
+                  f"networks (width {p.width}), every candidate enumerated")
 fig.show()
-print(f"valid circuits per network: median {np.median(n_circuits):.0f}, max {n_circuits.max()}; "
-      f"interpretations per valid circuit: median {np.median(per_circuit):.0f}, "
-      f"max {per_circuit.max()} ({(per_circuit == 0).sum()} valid circuits have none)")
+print(f"valid circuits per network: median {np.median(n_circuits):.0f}, "
+      f"max {n_circuits.max()}; interpretations per valid circuit: "
+      f"median {np.median(per_circuit):.0f}, max {per_circuit.max()} "
+      f"({(per_circuit == 0).sum()} valid circuits have none)")
+
+# %% [markdown]
+# The first two claims are read from these histograms: more than one valid
+# circuit, and a valid circuit with more than one interpretation, each in more
+# than half of the networks that learned the task.
+
+# %%
+KINDS = {"circuits": lambda e: e.n_circuits > 1,
+         "interpretations": lambda e: bool((e.interpretations > 1).any()),
+         "algorithms": lambda e: len(e.aligned) > 1,
+         "locations": lambda e: any(len(l) > 1 for l in e.locations)}
+
+
+def not_unique_claim(kind, statement, paper):
+    """Claim that most networks have more than one explanation of this kind
+    (the share of networks that do, with its standard error)."""
+    n, scale = len(EXPLAINED), f"{p.gate} networks of width {p.width}"
+    measured = float(np.mean([KINDS[kind](e) for e in EXPLAINED]))
+    error = np.sqrt(measured * (1 - measured) / n)
+    core.claim(f"{kind}_not_unique", statement, kind="paper", paper=paper,
+               value=measured, measured=f"{measured:.0%} (standard error "
+               f"{error:.0%}) of {n} {scale}")
+
+
+not_unique_claim(
+    "circuits", "More than one circuit replicates the network's "
+    "behaviour, in most networks", "multiple circuits with perfect "
+    "accuracy in most of 100 XOR networks (MLP 2-3-3-1)")
+not_unique_claim(
+    "interpretations", "A valid circuit admits more than one "
+    "interpretation as logic gates, in most networks",
+    "multiple consistent interpretations per circuit")
 
 # %% [markdown]
 # The official code's circuits are finer: besides the neurons, they choose which edges
@@ -198,19 +225,25 @@ print(f"valid circuits per network: median {np.median(n_circuits):.0f}, max {n_c
 subset = CONVERGED[main.seeds[CONVERGED] < p.seed + p.variant_seeds]
 if p.width <= 3 and len(subset):
     EDGES = idf.edge_circuits(p.width)
-    edge_valid = (idf.edge_circuit_accuracy(main.nets.select(subset), main.val_x[subset],
-                                            main.val_y[subset], EDGES) > 0.99).sum(1)
+    edge_valid = (idf.edge_circuit_accuracy(
+        main.nets.select(subset), main.val_x[subset], main.val_y[subset],
+        EDGES) > 0.99).sum(1)
     neuron_valid = n_circuits[np.isin(CONVERGED, subset)]
     fig = go.Figure()
-    fig.add_scatter(x=neuron_valid, y=edge_valid, mode="markers", marker=dict(size=9, opacity=0.7),
-                    customdata=main.seeds[subset], showlegend=False,
-                    hovertemplate="seed %{customdata}: %{x} neuron circuits, %{y} edge circuits<extra></extra>")
+    fig.add_scatter(
+        x=neuron_valid, y=edge_valid, mode="markers",
+        marker=dict(size=9, opacity=0.7), customdata=main.seeds[subset],
+        showlegend=False, hovertemplate="seed %{customdata}: %{x} neuron "
+        "circuits, %{y} edge circuits<extra></extra>")
     fig.update_xaxes(title_text="valid neuron circuits", type="log")
-    fig.update_yaxes(title_text="valid edge circuits (official definition)", type="log")
-    fig.update_layout(height=380, title=f"Circuits with edges: {len(EDGES[0])} candidates per network")
+    fig.update_yaxes(
+        title_text="valid edge circuits (official definition)", type="log")
+    fig.update_layout(height=380, title="Circuits with edges: "
+                      f"{len(EDGES[0])} candidates per network")
     fig.show()
-    print(f"valid edge circuits per network: median {np.median(edge_valid):.0f}, "
-          f"min {edge_valid.min()}, max {edge_valid.max()} ({len(subset)} networks)")
+    print(f"valid edge circuits per network: median "
+          f"{np.median(edge_valid):.0f}, min {edge_valid.min()}, "
+          f"max {edge_valid.max()} ({len(subset)} networks)")
 
 # %% [markdown]
 # Below, the network with the most valid circuits, and two of them that share the fewest
@@ -220,72 +253,26 @@ if p.width <= 3 and len(subset):
 
 # %%
 CIRCUITS = idf.neuron_circuits(p.width)
-GROUPS = idf.neuron_groups(p.width)
-VARIABLE_COLORS = qualitative.Set2
-
-
-def draw(fig, nets, index, row, col, active=None, labels=None, colors=None, title="", hovers=None):
-    """Draw network ``index`` in one panel: ``active`` (2, width) marks the neurons shown
-    as part of the circuit, ``labels``/``colors``/``hovers`` map (layer, neuron) to text,
-    colour and hover text, and ``title`` is written above (as a trace, so that the static
-    slider can change it)."""
-    sizes = [2, nets.width, nets.width, 1]
-    top = (nets.width - 1) / 2
-    y = {(l, j): (n - 1) / 2 - j for l, n in enumerate(sizes) for j in range(n)}
-    on = {(l, j): l in (0, 3) or active is None or bool(active[l - 1][j]) for (l, j) in y}
-    segments = {"positive": ([], []), "negative": ([], []), "ablated": ([], [])}
-    for l in range(3):
-        w = nets.weights[l][index]
-        for i, j in np.ndindex(sizes[l], sizes[l + 1]):
-            kept = on[l, i] and on[l + 1, j]
-            kind = ("negative" if w[j, i] < 0 else "positive") if kept else "ablated"
-            segments[kind][0].extend([l, l + 1, None])
-            segments[kind][1].extend([y[l, i], y[l + 1, j], None])
-    style = {"positive": dict(color="#0969da", width=2), "negative": dict(color="#cf222e", width=2),
-             "ablated": dict(color="#d0d7de", width=1, dash="dot")}
-    for kind, (xs, ys) in segments.items():
-        fig.add_scatter(x=xs, y=ys, mode="lines", line=style[kind], hoverinfo="skip",
-                        showlegend=False, row=row, col=col)
-    labels, colors, hovers = labels or {}, colors or {}, hovers or {}
-    nodes = list(y)
-    fig.add_scatter(x=[l for l, _ in nodes], y=[y[n] for n in nodes], mode="markers+text",
-                    text=[labels.get(n, "") for n in nodes], textposition="top center",
-                    marker=dict(size=22, line=dict(color="black", width=1), color=[
-                        colors.get(n, "#8c959f" if not on[n] else "#ffffff") for n in nodes]),
-                    hovertext=[hovers.get((l, j), f"layer {l}, neuron {j}") for l, j in nodes],
-                    hoverinfo="text",
-                    showlegend=False, row=row, col=col)
-    fig.add_scatter(x=[1.5], y=[top + 0.75], mode="text", text=[title], textfont_size=10,
-                    hoverinfo="skip", showlegend=False, row=row, col=col)
-    fig.update_xaxes(range=[-0.3, 3.3], row=row, col=col)
-    fig.update_yaxes(range=[-top - 0.4, top + 0.95], row=row, col=col)
-
-
-def circuit_labels(nets, index, circuit):
-    """Gate names of one interpretation of ``circuit`` (none if it has no interpretation)."""
-    found = idf.first_interpretation(idf.circuit_candidates(nets, index, circuit[None])[0])
-    labels = {(0, 0): "A", (0, 1): "B", (3, 0): p.gate}
-    if found is not None:
-        for layer in (0, 1):
-            for j, t in zip(np.flatnonzero(circuit[layer]), found[layer]):
-                labels[layer + 1, j] = idf.NAMES[t]
-    return labels
-
-
 best = int(np.argmax(n_circuits))
 net = int(CONVERGED[best])
 valid = EXPLAINED[best].circuits
-pairs = [(a, b) for a in valid for b in valid if a < b] or [(valid[0], valid[0])]
-overlap = [(CIRCUITS[a] & CIRCUITS[b]).sum() / (CIRCUITS[a] | CIRCUITS[b]).sum() for a, b in pairs]
+pairs = ([(a, b) for a in valid for b in valid if a < b]
+         or [(valid[0], valid[0])])
+overlap = [(CIRCUITS[a] & CIRCUITS[b]).sum()
+           / (CIRCUITS[a] | CIRCUITS[b]).sum() for a, b in pairs]
 shown = pairs[int(np.argmin(overlap))]
 fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.04)
 for k, c in enumerate(shown):
-    draw(fig, main.nets, net, 1, k + 1, CIRCUITS[c], circuit_labels(main.nets, net, CIRCUITS[c]),
-         title=f"circuit {k + 1}: {CIRCUITS[c].sum()} of {2 * p.width} neurons, "
-               f"{EXPLAINED[best].interpretations[list(valid).index(c)]} interpretations")
+    count = EXPLAINED[best].interpretations[list(valid).index(c)]
+    idf.draw_network(
+        fig, main.nets, net, 1, k + 1, CIRCUITS[c],
+        idf.circuit_labels(main.nets, net, CIRCUITS[c], p.gate),
+        title=f"circuit {k + 1}: {CIRCUITS[c].sum()} of {2 * p.width} "
+              f"neurons, {count} interpretations")
 fig.update_xaxes(visible=False).update_yaxes(visible=False)
-fig.update_layout(height=380, title=f"Two perfect circuits of one network (seed {main.seeds[net]}, "
-                                    f"{len(valid)} valid circuits in all)")
+fig.update_layout(height=380, title="Two perfect circuits of one network "
+                  f"(seed {main.seeds[net]}, {len(valid)} valid circuits "
+                  "in all)")
 fig.show()
 
 # %% [markdown]
@@ -333,20 +320,33 @@ hits = np.zeros(len(ALGORITHMS), dtype=int)
 for e in EXPLAINED:
     hits[e.aligned] += 1
 top = np.argsort(-hits)[:8]
-pd.DataFrame({"algorithm": [ALGORITHMS[k].describe() for k in top],
-              "intermediate variables": [len(ALGORITHMS[k].variables) for k in top],
-              f"networks it aligns with (of {len(EXPLAINED)})": hits[top]}).set_index("algorithm")
+pd.DataFrame({
+    "algorithm": [ALGORITHMS[k].describe() for k in top],
+    "intermediate variables": [len(ALGORITHMS[k].variables) for k in top],
+    f"networks it aligns with (of {len(EXPLAINED)})": hits[top],
+}).set_index("algorithm")
 
 # %% [markdown]
 # The table lists the eight candidates that align with the most networks. A network that
 # aligns with two algorithms of different shapes, or with one algorithm at two locations,
 # has two causal explanations that pass the same test.
+# The histograms above (bottom row) and the counts below decide the two
+# claims of this strategy.
 
 # %%
-print(f"{len(ALGORITHMS)} candidate algorithms of depth <= {p.algo_depth} compute {p.gate}; "
-      f"aligned algorithms per network: median {np.median(n_aligned):.0f}, max {n_aligned.max()}; "
-      f"minimal locations per aligned algorithm: median {np.median(per_algorithm):.0f}, "
-      f"max {per_algorithm.max()}")
+print(f"{len(ALGORITHMS)} candidate algorithms of depth <= {p.algo_depth} "
+      f"compute {p.gate}; aligned algorithms per network: median "
+      f"{np.median(n_aligned):.0f}, max {n_aligned.max()}; minimal "
+      f"locations per aligned algorithm: median "
+      f"{np.median(per_algorithm):.0f}, max {per_algorithm.max()}")
+not_unique_claim(
+    "algorithms", "More than one candidate algorithm aligns with the "
+    "network (IIA 1), in most networks", "several algorithms perfectly "
+    "aligned; in Fig. 2 both depth-2 XOR algorithms align")
+not_unique_claim(
+    "locations", "An aligned algorithm has more than one minimal "
+    "location, in most networks",
+    "one algorithm aligned with several neuron subsets")
 
 # %% [markdown]
 # ## More neurons, more explanations
@@ -360,24 +360,37 @@ print(f"{len(ALGORITHMS)} candidate algorithms of depth <= {p.algo_depth} comput
 WIDTHS = list(range(2, p.max_width + 1))
 sweep = {w: study(p.sweep_seeds, width=w) for w in WIDTHS}
 MEASURES = {"valid circuits": lambda e: e.n_circuits,
-            "interpretations (all valid circuits)": lambda e: e.n_interpretations,
+            "interpretations (all valid circuits)":
+                lambda e: e.n_interpretations,
             "aligned algorithms": lambda e: len(e.aligned),
             "minimal locations (all algorithms)": lambda e: e.n_locations}
-growth = {name: [np.array([f(e) for e in sweep[w][2]], dtype=float) for w in WIDTHS]
-          for name, f in MEASURES.items()}
-fig = go.Figure()
-for (name, values), color in zip(growth.items(), qualitative.Plotly):
-    means = [v.mean() if len(v) else np.nan for v in values]
-    errors = [v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0 for v in values]
-    fig.add_scatter(x=WIDTHS, y=means, error_y=dict(array=errors), name=name, mode="lines+markers",
-                    line_color=color, customdata=[len(v) for v in values],
-                    hovertemplate="width %{x}: mean %{y:.3g} over %{customdata} networks<extra></extra>")
-fig.update_yaxes(type="log", title_text="mean per network (log scale)")
-fig.update_xaxes(title_text="neurons per hidden layer", dtick=1)
-fig.update_layout(height=420, title=f"Explanations of {p.gate} networks by width")
-fig.show()
+growth = {name: [np.array([f(e) for e in sweep[w][2]], dtype=float)
+                 for w in WIDTHS] for name, f in MEASURES.items()}
+idf.growth_figure(WIDTHS, growth,
+                  f"Explanations of {p.gate} networks by width").show()
 converged_by_width = {w: int(sweep[w][0].converged.sum()) for w in WIDTHS}
 print("networks that learned the task, by width:", converged_by_width)
+
+# %% [markdown]
+# The counts grow with the width when the mean of each rises at every step:
+
+# %%
+SHORT = {"valid circuits": "circuits",
+         "interpretations (all valid circuits)": "interpretations",
+         "minimal locations (all algorithms)": "locations"}
+rises = {SHORT[name]: np.diff([v.mean() for v in values])
+         for name, values in growth.items() if name in SHORT}
+means = "; ".join(
+    f"{SHORT[name]}: " + ", ".join(f"{v.mean():.3g}" for v in values)
+    for name, values in growth.items() if name in SHORT)
+core.claim("grows_with_width",
+           "The numbers of circuits, interpretations and locations grow "
+           "with the width (the mean rises at every step)",
+           kind="paper",
+           paper="exponential growth with hidden width 2 to 5 (log-scale "
+                 "figure)",
+           value=rises,
+           measured=f"means by width {WIDTHS[0]}..{WIDTHS[-1]}: {means}");
 
 # %% [markdown]
 # ## Noise, skew, stopping loss and other gates
@@ -392,34 +405,54 @@ print("networks that learned the task, by width:", converged_by_width)
 # algorithm with more than one minimal location).
 
 # %%
-VARIANTS = {"no input noise": dict(noise_std=0.0), "skewed inputs": dict(skewed=True),
-            "loss target 0.001": dict(loss_target=0.001), "learning rate 0.001": dict(lr=0.001),
-            **{f"gate {g}": dict(gate=g) for g in ("AND", "OR", "IMP") if g != p.gate}}
-baseline = [e for e, i in zip(EXPLAINED, CONVERGED) if main.seeds[i] < p.seed + p.variant_seeds]
+VARIANTS = {"no input noise": dict(noise_std=0.0),
+            "skewed inputs": dict(skewed=True),
+            "loss target 0.001": dict(loss_target=0.001),
+            "learning rate 0.001": dict(lr=0.001),
+            **{f"gate {g}": dict(gate=g) for g in ("AND", "OR", "IMP")
+               if g != p.gate}}
+baseline = [e for e, i in zip(EXPLAINED, CONVERGED)
+            if main.seeds[i] < p.seed + p.variant_seeds]
 variants = {"baseline": (int(len(baseline)), baseline)}
 for name, changes in VARIANTS.items():
     trained, _, explained = study(p.variant_seeds, **changes)
     variants[name] = (int(trained.converged.sum()), explained)
 
-KINDS = {"circuits": lambda e: e.n_circuits > 1,
-         "interpretations": lambda e: bool((e.interpretations > 1).any()),
-         "algorithms": lambda e: len(e.aligned) > 1,
-         "locations": lambda e: any(len(l) > 1 for l in e.locations)}
-shares = pd.DataFrame({name: {kind: np.mean([f(e) for e in explained]) if explained else np.nan
-                              for kind, f in KINDS.items()}
-                       for name, (_, explained) in variants.items()}).T
+# %% [markdown]
+# The baseline is the main experiment's networks of the first `variant_seeds`
+# seeds. The dotted line marks one half, the bound of "most networks".
+
+# %%
+shares = pd.DataFrame({
+    name: {kind: np.mean([f(e) for e in explained]) if explained
+           else np.nan for kind, f in KINDS.items()}
+    for name, (_, explained) in variants.items()}).T
+networks = [variants[v][0] for v in shares.index]
 fig = go.Figure()
 for kind, color in zip(KINDS, qualitative.Plotly):
-    fig.add_bar(x=shares.index, y=shares[kind], name=f"more than one: {kind}", marker_color=color,
-                customdata=[variants[v][0] for v in shares.index],
-                hovertemplate="%{x}: %{y:.0%} of %{customdata} networks<extra></extra>")
+    fig.add_bar(x=shares.index, y=shares[kind], marker_color=color,
+                name=f"more than one: {kind}", customdata=networks,
+                hovertemplate="%{x}: %{y:.0%} of %{customdata} networks"
+                              "<extra></extra>")
 fig.add_hline(y=0.5, line_dash="dot", line_color="gray")
-fig.update_yaxes(title_text="share of networks", range=[0, 1.05], tickformat=".0%")
+fig.update_yaxes(title_text="share of networks", range=[0, 1.05],
+                 tickformat=".0%")
 fig.update_layout(barmode="group", height=420,
-                  title=f"Non-uniqueness under training variants (width {p.width}, "
-                        f"{p.variant_seeds} seeds each)")
+                  title="Non-uniqueness under training variants (width "
+                        f"{p.width}, {p.variant_seeds} seeds each)")
 fig.show()
-shares.assign(networks=[variants[v][0] for v in shares.index]).round(2)
+shares.assign(networks=networks).round(2)
+
+# %%
+core.claim("persists_across_variants",
+           "More than one valid circuit in most networks, under every "
+           "training variant and gate",
+           kind="paper",
+           paper="non-identifiability persists under noise, skew, stopping "
+                 "loss and other gates",
+           value=list(shares["circuits"]),
+           measured=", ".join(f"{name} {shares.loc[name, 'circuits']:.0%}"
+                              for name in shares.index));
 
 # %% [markdown]
 # ## Several gates at once
@@ -454,69 +487,75 @@ shares.assign(networks=[variants[v][0] for v in shares.index]).round(2)
 # ```
 
 # %%
+MULTI = idf.parse_multi_gates(p.multi_gates)  # checked by core.chapter
 TASKS = [MULTI[:k] for k in range(1, len(MULTI) + 1)]
 
 
-def task_name(gates):
-    return " + ".join(gates)
-
-
 def multi_study(gates):
-    """Train ``multi_seeds`` networks on ``gates`` at once and explain each output:
-    ``[network][gate]`` explanations of the converged networks."""
-    trained = idf.train_cached(config(gate=",".join(gates)), range(p.seed, p.seed + p.multi_seeds),
+    """Train ``multi_seeds`` networks on ``gates`` at once and explain each
+    output: ``[network][gate]`` explanations of the converged networks."""
+    trained = idf.train_cached(config(gate=",".join(gates)),
+                               range(p.seed, p.seed + p.multi_seeds),
                                p.torch_device)
     return trained, idf.explain_outputs(trained, gates, p.algo_depth)
 
 
 multi = {gates: multi_study(gates) for gates in TASKS}
-joint = {gates: np.array([len(idf.joint_circuits(per_gate)) for per_gate in explained])
+joint = {gates: np.array([len(idf.joint_circuits(per_gate))
+                          for per_gate in explained])
          for gates, (_, explained) in multi.items()}
-
-fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=[
-    "circuits replicating every output, per network", "valid circuits per gate (official count)"])
-for gates, counts in joint.items():
-    fig.add_box(y=counts, name=task_name(gates), boxpoints="all", jitter=0.4, pointpos=0,
-                marker_color=qualitative.Plotly[len(gates) - 1], showlegend=False, row=1, col=1,
-                hovertemplate=f"{task_name(gates)}: %{{y}} circuits<extra></extra>")
-for gates, (_, explained) in multi.items():
-    per_gate = np.array([[e.n_circuits for e in network] for network in explained])
-    per_gate = per_gate.reshape(-1, len(gates))  # (networks, gates), also when none converged
-    errors = per_gate.std(0, ddof=1) / np.sqrt(len(per_gate)) if len(per_gate) > 1 else None
-    fig.add_bar(x=list(gates), y=per_gate.mean(0), error_y=dict(array=errors), name=task_name(gates),
-                marker_color=qualitative.Plotly[len(gates) - 1], legendgroup=task_name(gates),
-                customdata=[len(per_gate)] * len(gates), row=1, col=2,
-                hovertemplate="%{x}: mean %{y:.3g} over %{customdata} networks<extra>"
-                              + task_name(gates) + "</extra>")
-fig.update_yaxes(title_text="valid circuits", rangemode="tozero", row=1, col=1)
-fig.update_yaxes(title_text="mean valid circuits", row=1, col=2)
-fig.update_xaxes(title_text="output gate", row=1, col=2)
-fig.update_layout(barmode="group", height=430, legend_title_text="trained on",
-                  title=f"Networks trained on 1 to {len(MULTI)} gates at once (width {p.width}, "
-                        f"{p.multi_seeds} seeds per task)")
-fig.show()
-
-rows = []
-for gates, (trained, explained) in multi.items():
-    for k, gate in enumerate(gates):
-        es = [network[k] for network in explained]
-        rows.append({"trained on": task_name(gates), "output gate": gate, "networks": len(es),
-                     **{f"mean {name}": np.mean([f(e) for e in es]) if es else np.nan
-                        for name, f in MEASURES.items()},
-                     "share with more than one circuit": np.mean([e.n_circuits > 1 for e in es])
-                     if es else np.nan})
-print("networks that learned every gate of their task:",
-      {task_name(g): int(t.converged.sum()) for g, (t, _) in multi.items()})
-print("mean circuits replicating every output, by task:",
-      {task_name(g): round(float(c.mean()), 2) if len(c) else None for g, c in joint.items()})
-pd.DataFrame(rows).set_index(["trained on", "output gate"]).round(2)
 
 # %% [markdown]
 # The left panel counts, per network, the circuits that replicate all of its outputs; the
 # right one the official per-gate counts. Each output gate of a multi-gate network is a
 # single-output network of the kind studied above, so its own explanations are as
 # non-unique as before; the question is whether sharing the hidden neurons between gates
-# leaves a whole-network circuit unique. The table gives every per-gate count.
+# leaves a whole-network circuit unique.
+
+# %%
+per_gate = {gates: np.array([[e.n_circuits for e in network]
+                             for network in explained]
+                            ).reshape(-1, len(gates))  # (networks, gates)
+            for gates, (_, explained) in multi.items()}
+idf.multi_gate_figure(
+    joint, per_gate, f"Networks trained on 1 to {len(MULTI)} gates at once "
+    f"(width {p.width}, {p.multi_seeds} seeds per task)").show()
+several = {idf.task_name(g): (float(np.mean(c > 1)) if len(c) else np.nan,
+                              len(c))
+           for g, c in joint.items() if len(g) > 1}
+core.claim("several_gates_not_unique",
+           "Trained on several gates at once, a network still has more than "
+           "one circuit that replicates every output, in most networks",
+           kind="paper",
+           paper="non-identifiability persists for networks computing "
+                 "several gates at once (official code, --n-gates; counted "
+                 "per gate)",
+           value=[s for s, _ in several.values()],
+           measured=", ".join(f"{name}: {s:.0%} of {n} networks"
+                              for name, (s, n) in several.items()));
+
+# %% [markdown]
+# Every per-gate count, by task:
+
+# %% tags=["hide-input"]
+rows = []
+for gates, (trained, explained) in multi.items():
+    for k, gate in enumerate(gates):
+        es = [network[k] for network in explained]
+        rows.append({
+            "trained on": idf.task_name(gates), "output gate": gate,
+            "networks": len(es),
+            **{f"mean {name}": np.mean([f(e) for e in es]) if es else np.nan
+               for name, f in MEASURES.items()},
+            "share with more than one circuit":
+                np.mean([e.n_circuits > 1 for e in es]) if es else np.nan})
+print("networks that learned every gate of their task:",
+      {idf.task_name(g): int(t.converged.sum())
+       for g, (t, _) in multi.items()})
+print("mean circuits replicating every output, by task:",
+      {idf.task_name(g): round(float(c.mean()), 2) if len(c) else None
+       for g, c in joint.items()})
+pd.DataFrame(rows).set_index(["trained on", "output gate"]).round(2)
 
 # %% [markdown]
 # ## Browse the explanations of one network
@@ -529,40 +568,17 @@ pd.DataFrame(rows).set_index(["trained on", "output gate"]).round(2)
 
 # %%
 BROWSE = {f"width {w}, seed {int(sweep[w][0].seeds[i])}": (w, k)
-          for w in WIDTHS for k, i in enumerate(np.flatnonzero(sweep[w][0].converged)[:2])}
+          for w in WIDTHS
+          for k, i in enumerate(np.flatnonzero(sweep[w][0].converged)[:2])}
 
 
 def browse_figure(label):
-    """Valid circuits and aligned algorithms of one network of the width sweep."""
+    """Valid circuits and aligned algorithms of one network of the sweep."""
     w, k = BROWSE[label]
     trained, algorithms, explained = sweep[w]
     index = int(np.flatnonzero(trained.converged)[k])
-    e = explained[k]
-    circuits, groups = idf.neuron_circuits(w), idf.neuron_groups(w)
-    sparsest = sorted(e.circuits, key=lambda c: circuits[c].sum())[:3]
-    aligned = e.aligned[:3]
-    fig = make_subplots(rows=2, cols=3, vertical_spacing=0.06, horizontal_spacing=0.03)
-    for col, c in enumerate(sparsest, start=1):
-        count = e.interpretations[list(e.circuits).index(c)]
-        draw(fig, trained.nets, index, 1, col, circuits[c],
-             circuit_labels(trained.nets, index, circuits[c]),
-             title=f"circuit of {circuits[c].sum()} neurons, {count} interpretations")
-    for col, a in enumerate(aligned, start=1):
-        location = e.locations[a][0]
-        labels, colors, hovers = {(0, 0): "A", (0, 1): "B", (3, 0): p.gate}, {}, {}
-        for v, g in enumerate(location):
-            layer, mask = groups[g]
-            for j in np.flatnonzero(mask):
-                labels[layer + 1, j] = f"v{v + 1}"
-                colors[layer + 1, j] = VARIABLE_COLORS[v % len(VARIABLE_COLORS)]
-                hovers[layer + 1, j] = f"v{v + 1} = {algorithms[a].describe(v)}"
-        draw(fig, trained.nets, index, 2, col, None, labels, colors, title=algorithms[a].describe(),
-             hovers=hovers)
-    fig.update_xaxes(visible=False).update_yaxes(visible=False)
-    fig.update_layout(height=620, title=f"{label}: {len(e.circuits)} valid circuits, "
-                                        f"{e.n_interpretations} interpretations, {len(e.aligned)} "
-                                        f"aligned algorithms, {e.n_locations} minimal locations")
-    return fig
+    return idf.explanations_figure(trained.nets, index, explained[k],
+                                   algorithms, p.gate, label)
 
 
 core.explore(browse_figure, list(BROWSE), "network");
@@ -585,80 +601,14 @@ core.explore(browse_figure, list(BROWSE), "network");
 # quoted here.
 
 # %%
-def share(kind):
-    return float(np.mean([KINDS[kind](e) for e in EXPLAINED]))
-
-
-N = len(EXPLAINED)
-SCALE = f"{N} {p.gate} networks of width {p.width}"
-for kind, statement, paper in [
-        ("circuits", "More than one circuit replicates the network's "
-         "behaviour, in most networks",
-         "multiple circuits with perfect accuracy in most of 100 XOR "
-         "networks (MLP 2-3-3-1)"),
-        ("interpretations", "A valid circuit admits more than one "
-         "interpretation as logic gates, in most networks",
-         "multiple consistent interpretations per circuit"),
-        ("algorithms", "More than one candidate algorithm aligns with the "
-         "network (IIA 1), in most networks",
-         "several algorithms perfectly aligned; in Fig. 2 both depth-2 XOR "
-         "algorithms align"),
-        ("locations", "An aligned algorithm has more than one minimal "
-         "location, in most networks",
-         "one algorithm aligned with several neuron subsets")]:
-    measured = share(kind)
-    error = np.sqrt(measured * (1 - measured) / N)
-    core.claim(f"{kind}_not_unique", statement, kind="paper", paper=paper,
-               value=measured,
-               measured=f"{measured:.0%} (standard error {error:.0%}) of "
-                        f"{SCALE}")
-
-SHORT = {"valid circuits": "circuits",
-         "interpretations (all valid circuits)": "interpretations",
-         "minimal locations (all algorithms)": "locations"}
-rises = {SHORT[name]: np.diff([v.mean() for v in values])
-         for name, values in growth.items() if name in SHORT}
-means = "; ".join(
-    f"{SHORT[name]}: " + ", ".join(f"{v.mean():.3g}" for v in values)
-    for name, values in growth.items() if name in SHORT)
-core.claim("grows_with_width",
-           "The numbers of circuits, interpretations and locations grow with "
-           "the width (the mean rises at every step)",
-           kind="paper",
-           paper="exponential growth with hidden width 2 to 5 (log-scale figure)",
-           value=rises,
-           measured=f"means by width {WIDTHS[0]}..{WIDTHS[-1]}: {means}")
-several = {task_name(g): (float(np.mean(c > 1)) if len(c) else np.nan, len(c))
-           for g, c in joint.items() if len(g) > 1}
-core.claim("several_gates_not_unique",
-           "Trained on several gates at once, a network still has more than "
-           "one circuit that replicates every output, in most networks",
-           kind="paper",
-           paper="non-identifiability persists for networks computing "
-                 "several gates at once (official code, --n-gates; counted "
-                 "per gate)",
-           value=[s for s, _ in several.values()],
-           measured=", ".join(f"{name}: {s:.0%} of {n} networks"
-                              for name, (s, n) in several.items()))
-core.claim("persists_across_variants",
-           "More than one valid circuit in most networks, under every "
-           "training variant and gate",
-           kind="paper",
-           paper="non-identifiability persists under noise, skew, stopping "
-                 "loss and other gates",
-           value=list(shares["circuits"]),
-           measured=", ".join(f"{name} {shares.loc[name, 'circuits']:.0%}"
-                              for name in shares.index))
 core.claims_table();
 
 # %% [markdown]
-# ### Reading the results
-#
 # The two strategies are not equally permissive. Where-then-what accepts any circuit
 # that reproduces the outputs and any thresholding that makes the neurons gates of each
 # other; the histograms show how many of each a network has. What-then-where asks for
 # more: a perfect interchange accuracy on all 16 (base, source) pairs for every
-# variable. The claims above give, for XOR at width 3, the share of networks in which it
+# variable. The table above gives, for XOR at width 3, the share of networks in which it
 # still admits more than one explanation, against the "most networks" bound, and the
 # variants figure gives the same shares for the simpler gates. An algorithm with more
 # than one minimal location is the one kind we expect to fall short of "most" at width 3
@@ -670,7 +620,8 @@ core.claims_table();
 # same hidden neurons, so each added gate is one more constraint a circuit of the whole
 # network must meet; the multi-gate claim says whether, at width 3, that constraint is
 # enough to make the circuit unique.
-#
+
+# %% [markdown]
 # ## What differs from the paper
 #
 # * **Circuits are neuron subsets** in the main counts, the interpretations and the width
@@ -693,7 +644,8 @@ core.claims_table();
 #   nested prefixes of `multi_gates` (the official code draws each seed's gates at random)
 #   and, besides the official per-gate counts, we count the circuits that replicate every
 #   output at once.
-#
+
+# %% [markdown]
 # ## Going further
 #
 # The official training settings, more seeds, and wider networks:

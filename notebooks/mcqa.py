@@ -45,12 +45,9 @@ device = "auto"
 import time
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 from scipy.stats import spearmanr
 
 from iclr25 import core, llm
-
 from iclr25.chapters import mcqa
 
 p = core.chapter("mcqa", globals())
@@ -74,10 +71,12 @@ p = core.chapter("mcqa", globals())
 rng = p.rng
 colours = mcqa.colours_items(p.n_items, rng)
 capitals = mcqa.capitals_items(p.n_items, rng)
-print(f"{len(mcqa.OBJECTS)} objects, {len(mcqa.CAPITALS)} countries; a Colors prompt:\n")
+print(f"{len(mcqa.OBJECTS)} objects, {len(mcqa.CAPITALS)} countries; "
+      "a Colors prompt:\n")
 print(mcqa.prompt(colours[0]))
 print("\n--- the same item in the cloze format ---\n")
-print(mcqa.prompt(colours[0], "cloze"), "...", [" " + o for o in colours[0].query.options])
+print(mcqa.prompt(colours[0], "cloze"), "...",
+      [" " + o for o in colours[0].query.options])
 
 # %% [markdown]
 # Two scorings of the same question. **Enumerated** (the paper's scoring of formatted
@@ -98,39 +97,41 @@ print(mcqa.prompt(colours[0], "cloze"), "...", [" " + o for o in colours[0].quer
 # %%
 start = time.perf_counter()
 smol = llm.load_model("smollm2-135m", p.torch_device)
-print(f"SmolLM2 loaded in {time.perf_counter() - start:.1f} s: {smol.n_layers} layers, "
-      f"{smol.n_heads} heads, d_model {smol.d_model}")
+print(f"SmolLM2 loaded in {time.perf_counter() - start:.1f} s: "
+      f"{smol.n_layers} layers, {smol.n_heads} heads, d_model {smol.d_model}")
 
-smol_lettered = mcqa.lettered_scores(smol, colours, "ABCD")
-smol_accuracy = {
-    ("Colors", "A/B/C/D"): mcqa.accuracy(smol_lettered, colours),
-    ("Colors", "Q/Z/R/X"): mcqa.accuracy(mcqa.lettered_scores(smol, colours, "QZRX"), colours),
-    ("Colors", "cloze"): mcqa.accuracy(mcqa.cloze_scores(smol, colours), colours),
-    ("capitals", "A/B/C/D"): mcqa.accuracy(mcqa.lettered_scores(smol, capitals, "ABCD"), capitals),
-    ("capitals", "cloze"): mcqa.accuracy(mcqa.cloze_scores(smol, capitals), capitals),
-}
-smol_letters = smol_lettered.argmax(-1).numpy()
+# %% [markdown]
+# Each task in each format, scored on the same items:
 
-fig = go.Figure()
-for task in ("Colors", "capitals"):
-    fmts = [f for t, f in smol_accuracy if t == task]
-    fig.add_bar(x=fmts, y=[smol_accuracy[task, f] for f in fmts], name=task,
-                text=[f"{smol_accuracy[task, f]:.2f}" for f in fmts])
-fig.add_hline(y=0.25, line_dash="dot", annotation_text="chance (4 options)")
-fig.update_layout(title=f"SmolLM2-135M, 3-shot, {p.n_items} items per task: accuracy by format",
-                  yaxis_title="accuracy", yaxis_range=[0, 1.05], barmode="group")
-fig.show()
+# %%
+def accuracy_of(items, fmt):
+    """SmolLM2's accuracy on ``items`` in a symbol format or ``"cloze"``."""
+    scores = (mcqa.cloze_scores(smol, items) if fmt == "cloze"
+              else mcqa.lettered_scores(smol, items, fmt))
+    return mcqa.accuracy(scores, items)
+
+
+tasks = {"Colors": (colours, ("ABCD", "QZRX", "cloze")),
+         "capitals": (capitals, ("ABCD", "cloze"))}
+smol_accuracy = {(task, "/".join(fmt) if fmt != "cloze" else fmt):
+                 accuracy_of(items, fmt)
+                 for task, (items, fmts) in tasks.items() for fmt in fmts}
+smol_letters = mcqa.lettered_scores(smol, colours).argmax(-1).numpy()
+mcqa.accuracy_figure(smol_accuracy, f"SmolLM2-135M, 3-shot, {p.n_items} "
+                     "items per task: accuracy by format").show()
 print("letters SmolLM2 picks on Colors (A/B/C/D):",
       {s: int((smol_letters == k).sum()) for k, s in enumerate("ABCD")})
 
+# %%
 acc = {f"{task} {fmt}": a for (task, fmt), a in smol_accuracy.items()}
 core.claim(
     "smollm2-format",
     "A model can have the answer (cloze) and still fail formatted MCQA; the "
     "Colors task, whose answer is in the context, exposes it",
     kind="paper",
-    paper="a synthetic task with the answer in the context disentangles sources "
-          "of error and pinpoints whether a model has learned formatted MCQA",
+    paper="a synthetic task with the answer in the context disentangles "
+          "sources of error and pinpoints whether a model has learned "
+          "formatted MCQA",
     value={k: acc[k] for k in ("Colors cloze", "Colors A/B/C/D")},
     measured="SmolLM2: " + ", ".join(f"{k} {a:.2f}" for k, a in acc.items()),
 );
@@ -156,27 +157,21 @@ core.claim(
 
 # %%
 smol_tokens = mcqa.symbol_tokens(smol, "ABCD")
-smol_projection = llm.vocab_projection(smol, [mcqa.prompt(i) for i in colours], "residual", smol_tokens)
+smol_projection = llm.vocab_projection(
+    smol, [mcqa.prompt(i) for i in colours], "residual", smol_tokens)
 smol_separation = mcqa.separation(smol_projection, colours)
-smol_symbol_mass = smol_projection.exp().sum(-1).mean(-1).numpy()
-smol_readable = mcqa.projection_accuracy(smol_projection, colours)
-
-fig = make_subplots(specs=[[{"secondary_y": True}]])
-fig.add_scatter(x=list(range(smol.n_layers)), y=smol_separation, name="separation (nats)")
-fig.add_scatter(x=list(range(smol.n_layers)), y=smol_symbol_mass, name="P(A, B, C or D)",
-                line_dash="dot", secondary_y=True)
-fig.add_scatter(x=list(range(smol.n_layers)), y=smol_readable, name="projection accuracy",
-                line_dash="dash", secondary_y=True)
-fig.update_layout(title="SmolLM2 on Colors: vocabulary projection of the residual stream, last position",
-                  xaxis_title="layer")
-fig.update_yaxes(title_text="log p(correct) - mean log p(others)", secondary_y=False)
-fig.update_yaxes(title_text="probability / accuracy", range=[0, 1], secondary_y=True)
-fig.show()
+mcqa.separation_figure(
+    {"separation (nats)": smol_separation},
+    {"P(A, B, C or D)": smol_projection.exp().sum(-1).mean(-1).numpy(),
+     "projection accuracy":
+         mcqa.projection_accuracy(smol_projection, colours)},
+    "SmolLM2 on Colors: vocabulary projection of the residual stream, "
+    "last position").show()
 
 core.claim(
     "smollm2-no-separation",
-    "A model that fails formatted MCQA does not separate the answer symbols in "
-    "vocabulary space",
+    "A model that fails formatted MCQA does not separate the answer symbols "
+    "in vocabulary space",
     kind="paper",
     paper="poorly performing models cannot separate the answer symbols in "
           "vocabulary space",
@@ -221,31 +216,30 @@ core.claim(
 # in our trials.
 
 # %%
-run = mcqa.train_tiny(layers=p.tiny_layers, d_model=p.tiny_d_model, steps=p.tiny_steps,
-                      checkpoints=p.tiny_checkpoints, batch_size=p.tiny_batch, lr=p.tiny_lr,
-                      seed=p.seed, device=p.torch_device)
+run = mcqa.train_tiny(
+    layers=p.tiny_layers, d_model=p.tiny_d_model, steps=p.tiny_steps,
+    checkpoints=p.tiny_checkpoints, batch_size=p.tiny_batch, lr=p.tiny_lr,
+    seed=p.seed, device=p.torch_device)
 tiny = run.lm
 evaluation = mcqa.colours_items(p.n_eval, rng, typical=False)
 steps = [step for step, _ in run.checkpoints]
-history = {fmt: [mcqa.lettered_scores(lm, evaluation, fmt) for _, lm in run.checkpoints]
-           for fmt in mcqa.SYMBOLS}
-curve = {fmt: [mcqa.accuracy(s, evaluation) for s in scores] for fmt, scores in history.items()}
+history = {fmt: [mcqa.lettered_scores(lm, evaluation, fmt)
+                 for _, lm in run.checkpoints] for fmt in mcqa.SYMBOLS}
+curve = {fmt: [mcqa.accuracy(s, evaluation) for s in scores]
+         for fmt, scores in history.items()}
 lds = [mcqa.logit_difference(s, evaluation) for s in history["ABCD"]]
+mcqa.training_figure(
+    steps, {f"accuracy, {'/'.join(f)}": curve[f] for f in mcqa.SYMBOLS},
+    {"training loss": (steps[1:], run.loss)},
+    f"Tiny transformer ({p.tiny_layers} layers, d_model {p.tiny_d_model}): "
+    f"{p.n_eval} held-out Colors prompts", "accuracy",
+    "cross-entropy (nats)", [0, 1.05]).show()
 
-fig = make_subplots(specs=[[{"secondary_y": True}]])
-for fmt in mcqa.SYMBOLS:
-    fig.add_scatter(x=steps, y=curve[fmt], name=f"accuracy, {'/'.join(fmt)}", mode="lines+markers")
-fig.add_scatter(x=steps[1:], y=run.loss, name="training loss", line_dash="dot", secondary_y=True)
-fig.update_layout(title=f"Tiny transformer ({p.tiny_layers} layers, d_model {p.tiny_d_model}): "
-                        f"{p.n_eval} held-out Colors prompts", xaxis_title="training step")
-fig.update_yaxes(title_text="accuracy", range=[0, 1.05], secondary_y=False)
-fig.update_yaxes(title_text="cross-entropy (nats)", secondary_y=True)
-fig.show()
-
+# %%
 core.claim(
     "tiny-learned",
-    "The tiny transformer has learned formatted MCQA: the claims below study a "
-    "model that succeeds",
+    "The tiny transformer has learned formatted MCQA: the claims below study "
+    "a model that succeeds",
     kind="setup",
     paper="the paper analyses models that perform well on formatted MCQA",
     value=curve["ABCD"][-1],
@@ -266,15 +260,10 @@ core.claim(
 tiny_accuracy = {"A/B/C/D": curve["ABCD"][-1], "Q/Z/R/X": curve["QZRX"][-1]}
 for slot, symbol in enumerate("ABCD"):
     moved = [item.moved(slot) for item in evaluation]
-    tiny_accuracy[f"answer at {symbol}"] = mcqa.accuracy(mcqa.lettered_scores(tiny, moved), moved)
-
-fig = go.Figure(go.Bar(x=list(tiny_accuracy), y=list(tiny_accuracy.values()),
-                       text=[f"{a:.2f}" for a in tiny_accuracy.values()]))
-fig.add_hline(y=0.25, line_dash="dot", annotation_text="chance")
-fig.update_layout(title="Tiny transformer: accuracy by format", yaxis_range=[0, 1.05],
-                  yaxis_title="accuracy")
-fig.show()
-
+    tiny_accuracy[f"answer at {symbol}"] = mcqa.accuracy(
+        mcqa.lettered_scores(tiny, moved), moved)
+mcqa.accuracy_figure({("tiny", k): a for k, a in tiny_accuracy.items()},
+                     "Tiny transformer: accuracy by format").show()
 print("accuracy by format: "
       + "; ".join(f"{k} {a:.2f}" for k, a in tiny_accuracy.items()))
 
@@ -294,35 +283,42 @@ for fmt in mcqa.SYMBOLS:
     tokens = mcqa.symbol_tokens(tiny, fmt)
     projection[fmt] = {c: llm.vocab_projection(tiny, prompts, c, tokens)
                        for c in ("residual", "attention", "mlp", "head")}
-    projection[fmt]["canonical"] = llm.vocab_projection(tiny, prompts, "residual",
-                                                        mcqa.symbol_tokens(tiny, "ABCD"))
+    projection[fmt]["canonical"] = llm.vocab_projection(
+        tiny, prompts, "residual", mcqa.symbol_tokens(tiny, "ABCD"))
 layers = list(range(tiny.n_layers))
+
+# %% [markdown]
+# The figure draws, for each symbol set, the separation of each component's projection
+# and the probability the residual stream puts on the symbols.
+
+# %%
+def mass(logprobs):
+    """Per layer, the mean probability of the projected symbols."""
+    return logprobs.exp().sum(-1).mean(-1).numpy()
 
 
 def projection_figure(fmt):
-    """Separation per layer of each component's projection, and the symbols' probability."""
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    for c in ("residual", "attention", "mlp"):
-        fig.add_scatter(x=layers, y=mcqa.separation(projection[fmt][c], evaluation),
-                        name=f"separation: {c}", mode="lines+markers")
-    fig.add_scatter(x=layers, y=projection[fmt]["residual"].exp().sum(-1).mean(-1).numpy(),
-                    name=f"P({'/'.join(fmt)}), residual", line_dash="dash", secondary_y=True)
-    fig.add_scatter(x=layers, y=projection[fmt]["canonical"].exp().sum(-1).mean(-1).numpy(),
-                    name="P(A/B/C/D), residual", line_dash="dot", secondary_y=True)
-    fig.update_layout(title=f"Tiny transformer, {'/'.join(fmt)} prompts: vocabulary projection "
-                            "at the last position", xaxis_title="layer", xaxis_dtick=1)
-    fig.update_yaxes(title_text="separation (nats)", secondary_y=False)
-    fig.update_yaxes(title_text="probability", range=[0, 1], secondary_y=True)
-    return fig
+    """Separation per layer of each component's projection, and the symbols'
+    probability."""
+    return mcqa.separation_figure(
+        {f"separation: {c}": mcqa.separation(projection[fmt][c], evaluation)
+         for c in ("residual", "attention", "mlp")},
+        {"P(A/B/C/D), residual": mass(projection[fmt]["canonical"]),
+         f"P({'/'.join(fmt)}), residual": mass(projection[fmt]["residual"])},
+        f"Tiny transformer, {'/'.join(fmt)} prompts: vocabulary projection "
+        "at the last position")
 
 
 core.explore(projection_figure, list(mcqa.SYMBOLS), "symbols");
 
+# %%
 for fmt in mcqa.SYMBOLS:
-    readable = mcqa.projection_accuracy(projection[fmt]["residual"], evaluation)
-    print(f"{'/'.join(fmt)} prompts, residual stream: projection accuracy by layer "
-          f"{', '.join(f'{a:.2f}' for a in readable)}; P(A/B/C/D) by layer "
-          f"{', '.join(f'{m:.2f}' for m in projection[fmt]['canonical'].exp().sum(-1).mean(-1))}")
+    readable = mcqa.projection_accuracy(projection[fmt]["residual"],
+                                        evaluation)
+    canonical = mass(projection[fmt]["canonical"])
+    print(f"{'/'.join(fmt)} prompts, residual stream: projection accuracy by "
+          f"layer {', '.join(f'{a:.2f}' for a in readable)}; P(A/B/C/D) by "
+          f"layer {', '.join(f'{m:.2f}' for m in canonical)}")
 
 # %% [markdown]
 # Read the two lines above with the figure: the layer from which the projection picks
@@ -353,30 +349,32 @@ for fmt in mcqa.SYMBOLS:
 # ```
 
 # %%
-tiny_pairs = mcqa.patching_pairs(mcqa.colours_items(p.n_tiny_pairs, rng, typical=False), rng)
+tiny_pairs = mcqa.patching_pairs(
+    mcqa.colours_items(p.n_tiny_pairs, rng, typical=False), rng)
 query_length = len(tiny.tokens(mcqa.lettered(evaluation[0].query)))
 results = {}
 for component in ("residual", "attention", "mlp"):
-    results[f"tiny · {component}"] = mcqa.patching(tiny, tiny_pairs, component,
-                                                    positions=range(-query_length, 0))
+    results[f"tiny · {component}"] = mcqa.patching(
+        tiny, tiny_pairs, component, positions=range(-query_length, 0))
 results["tiny · head"] = mcqa.patching(tiny, tiny_pairs, "head")
-last = {c: results[f"tiny · {c}"].effect[:, -1] for c in ("residual", "attention", "mlp")}
+last = {c: results[f"tiny · {c}"].effect[:, -1]
+        for c in ("residual", "attention", "mlp")}
+mcqa.layers_figure(last, "Tiny transformer: patching one layer at the last "
+                   "position").show()
 
-fig = go.Figure()
-for c, effect in last.items():
-    fig.add_scatter(x=layers, y=effect, name=c, mode="lines+markers")
-fig.update_layout(title="Tiny transformer: patching one layer at the last position",
-                  xaxis_title="layer", xaxis_dtick=1, yaxis_title="normalised effect",
-                  yaxis_range=[-0.1, 1.1])
-fig.show()
+# %% [markdown]
+# The layers whose attention moves the prediction by half or more of the source's
+# own effect select the symbol:
 
+# %%
 localised = [layer for layer in layers if last["attention"][layer] >= 0.5]
 core.claim(
     "tiny-localisation",
     "Selecting the answer symbol is causally attributed to a few layers, "
     "specifically their attention",
     kind="paper",
-    paper="1-3 layers' attention (of 32 in Olmo-7B); patching MLPs matters less",
+    paper="1-3 layers' attention (of 32 in Olmo-7B); patching MLPs matters "
+          "less",
     value={"selecting layers": len(localised),
            "selecting layers / ceil(layers / 4)":
                len(localised) / np.ceil(tiny.n_layers / 4),
@@ -386,12 +384,17 @@ core.claim(
              f"{', '.join(f'{e:.2f}' for e in last['attention'])}); "
              f"largest MLP effect {last['mlp'].max():.2f}",
 );
+
+# %% [markdown]
+# Where those layers sit in the model's depth:
+
+# %%
 core.claim(
     "tiny-middle-layers",
     "The layers that select the symbol are middle layers",
     kind="paper",
-    paper="the selecting layers sit in the middle (layer 24 of 32 in Olmo-7B); "
-          "later layers amplify the selected symbol",
+    paper="the selecting layers sit in the middle (layer 24 of 32 in "
+          "Olmo-7B); later layers amplify the selected symbol",
     value={"selecting layers": len(localised),
            "of them first or last": sum(layer in (0, tiny.n_layers - 1)
                                         for layer in localised)},
@@ -419,7 +422,8 @@ core.claim(
 
 # %%
 heads = results["tiny · head"].effect
-order = np.dstack(np.unravel_index(np.argsort(-heads, axis=None), heads.shape))[0]
+order = np.dstack(np.unravel_index(np.argsort(-heads, axis=None),
+                                   heads.shape))[0]
 top = [(int(layer), int(head)) for layer, head in order[:2]]
 base_prompts = [mcqa.prompt(b) for b, _ in tiny_pairs]
 source_prompts = [mcqa.prompt(s) for _, s in tiny_pairs]
@@ -428,26 +432,29 @@ tokens = mcqa.symbol_tokens(tiny, "ABCD")
 
 
 def joint_effect(sites):
-    """Normalised effect of patching all ``sites`` together at the last position."""
+    """Normalised effect of patching all ``sites`` together at the last
+    position."""
     logits = llm.patch(tiny, base_prompts, source_prompts, sites)
-    return float(mcqa.normalised_effect(logits.log_softmax(-1)[:, tokens], sweep.base, sweep.source,
-                                        tiny_pairs))
+    return float(mcqa.normalised_effect(logits.log_softmax(-1)[:, tokens],
+                                        sweep.base, sweep.source, tiny_pairs))
 
 
 top_effect = joint_effect([("head", layer, head) for layer, head in top])
-all_effect = joint_effect([("head", layer, head) for layer in layers for head in range(tiny.n_heads)])
+all_effect = joint_effect([("head", layer, head) for layer in layers
+                           for head in range(tiny.n_heads)])
 share = top_effect / all_effect
 
-fig = go.Figure(go.Heatmap(z=heads, x=[f"head {h}" for h in range(tiny.n_heads)], y=layers,
-                           zmin=-1, zmax=1, colorscale="RdBu_r"))
-fig.update_layout(title=f"Tiny transformer: patching one head at the last position (top two "
-                        f"{top}: {top_effect:.2f} together; all heads {all_effect:.2f})",
-                  yaxis_title="layer")
-fig.show()
+# %% [markdown]
+# Each head's effect alone, and the top two against all heads:
 
+# %%
+mcqa.heads_figure(heads, "Tiny transformer: patching one head at the last "
+                  f"position (top two {top}: {top_effect:.2f} together; all "
+                  f"heads {all_effect:.2f})", zmin=-1, zmax=1).show()
 core.claim(
     "tiny-sparse-heads",
-    "The symbol-promoting effect is carried by a sparse set of attention heads",
+    "The symbol-promoting effect is carried by a sparse set of attention "
+    "heads",
     kind="paper",
     paper="a sparse set of heads with unique roles (a few of the 1,024 in "
           "Olmo-7B)",
@@ -466,21 +473,25 @@ core.claim(
 # on do not decrease its separation.
 
 # %%
-head_separation = np.array([[mcqa.logit_difference(projection["ABCD"]["head"][layer, :, h], evaluation)
-                             for h in range(tiny.n_heads)] for layer in layers])
-fig = go.Figure(go.Heatmap(z=head_separation, x=[f"head {h}" for h in range(tiny.n_heads)], y=layers,
-                           colorscale="RdBu_r", zmid=0))
-fig.update_layout(title="Tiny transformer: separation of each head's projection (nats)",
-                  yaxis_title="layer")
-fig.show()
+head_projection = projection["ABCD"]["head"]
+head_separation = np.array([
+    [mcqa.logit_difference(head_projection[layer, :, h], evaluation)
+     for h in range(tiny.n_heads)] for layer in layers])
+mcqa.heads_figure(head_separation, "Tiny transformer: separation of each "
+                  "head's projection (nats)", zmid=0).show()
 
-readable = mcqa.projection_accuracy(projection["ABCD"]["residual"], evaluation)
-residual_separation = mcqa.separation(projection["ABCD"]["residual"], evaluation)
+# %% [markdown]
+# From the residual stream's projection, the first layer at which the correct symbol
+# is readable, and how its separation changes from the first selecting layer on (NaN,
+# which fails, if no layer selects; no change to lower it if the last one does):
+
+# %%
+residual = projection["ABCD"]["residual"]
+readable = mcqa.projection_accuracy(residual, evaluation)
+residual_separation = mcqa.separation(residual, evaluation)
 first_readable = (int(np.argmax(readable >= 0.9)) if (readable >= 0.9).any()
                   else float("nan"))
 first_localised = localised[0] if localised else float("nan")
-# each layer's change of separation from the first selecting layer on: NaN
-# (which fails) if no layer selects, none to lower it if the last one does
 changes = (np.diff(residual_separation[localised[0]:]) if localised
            else np.array([float("nan")]))
 core.claim(
@@ -511,28 +522,23 @@ core.claim(
 # %%
 solved = [k for k, a in enumerate(curve["ABCD"]) if a >= 0.9]
 after = list(range(solved[0], len(steps))) if solved else []
-rho = spearmanr([steps[k] for k in after], [lds[k] for k in after]).statistic if len(after) >= 3 \
-    else float("nan")
-
-fig = make_subplots(specs=[[{"secondary_y": True}]])
-fig.add_scatter(x=steps, y=lds, name="logit difference", mode="lines+markers")
-fig.add_scatter(x=steps, y=curve["ABCD"], name="accuracy", line_dash="dot", secondary_y=True)
-fig.update_layout(title="Tiny transformer over training (A/B/C/D): correct symbol minus the others",
-                  xaxis_title="training step")
-fig.update_yaxes(title_text="logit difference", secondary_y=False)
-fig.update_yaxes(title_text="accuracy", range=[0, 1.05], secondary_y=True)
-fig.show()
+rho = (spearmanr([steps[k] for k in after], [lds[k] for k in after]).statistic
+       if len(after) >= 3 else float("nan"))
+mcqa.training_figure(
+    steps, {"logit difference": lds}, {"accuracy": (steps, curve["ABCD"])},
+    "Tiny transformer over training (A/B/C/D): correct symbol minus the "
+    "others", "logit difference", "accuracy").show()
 
 core.claim(
     "tiny-logit-difference-grows",
     "The logit difference between answer symbols keeps growing over training",
     kind="paper",
-    paper="logit differences between answer choice tokens continue to grow over "
-          "training (Olmo-7B checkpoints)",
+    paper="logit differences between answer choice tokens continue to grow "
+          "over training (Olmo-7B checkpoints)",
     value=rho,
-    measured=f"{', '.join(f'{steps[k]}: {lds[k]:.1f}' for k in range(len(steps)))}"
-             f"; Spearman {rho:.2f} over the {len(after)} checkpoints from the "
-             "first solved one",
+    measured=", ".join(f"{steps[k]}: {lds[k]:.1f}" for k in range(len(steps)))
+             + f"; Spearman {rho:.2f} over the {len(after)} checkpoints from "
+             "the first solved one",
 );
 
 # %% [markdown]
@@ -558,13 +564,14 @@ core.claim(
 # %%
 smol_pairs = mcqa.patching_pairs(mcqa.colours_items(p.n_pairs, rng), rng)
 for component in ("residual", "attention", "mlp"):
-    results[f"SmolLM2 · {component}"] = mcqa.patching(smol, smol_pairs, component,
-                                                       positions=range(-p.smol_positions, 0))
+    results[f"SmolLM2 · {component}"] = mcqa.patching(
+        smol, smol_pairs, component, positions=range(-p.smol_positions, 0))
 results["SmolLM2 · head"] = mcqa.patching(smol, smol_pairs, "head")
 
 
 def explorer_figure(value):
-    """The twin's value is a sweep's name; the live control's adds the cell: (name, row, column)."""
+    """The twin's value is a sweep's name; the live control's adds the cell:
+    (name, row, column)."""
     if isinstance(value, tuple):
         return mcqa.patching_figure(results, value[0], value[1:])
     return mcqa.patching_figure(results, value)
@@ -580,6 +587,26 @@ core.explore(explorer_figure, list(results), "model · component",
 core.claims_table();
 
 # %% [markdown]
+# ## What differs from the paper
+#
+# * **Models.** The paper studies Olmo-7B (and its training checkpoints),
+#   Llama-3.1-8B and Qwen-2.5-1.5B; none ships offline. We use SmolLM2-135M, a real
+#   but small instruction-tuned model that fails the format, and a tiny Llama-style
+#   transformer trained here on the 3-shot Colors task until it solves it, so that
+#   the mechanism of a model that succeeds can be studied at all.
+# * **Data.** The paper's 108 Colors objects come from the Memory Colors dataset,
+#   and its world-knowledge task is MMLU; neither is available offline. Our objects
+#   and their typical colours are our own list of 56, and a set of 40 capital
+#   cities stands in for MMLU.
+# * **The tiny model's training** states a random colour in each prompt (only the
+#   context tells the answer), puts the loss on the answer symbols only, and uses
+#   Q/Z/R/X in one prompt in ten; its checkpoints span 2,000 steps at a constant
+#   learning rate, where the paper follows Olmo-7B over its whole pretraining.
+# * **Scale.** SmolLM2 is scored on 32 items per task and patched on 6 pairs at the
+#   last 2 positions; the tiny model is evaluated on 200 prompts and patched on 64
+#   pairs. Its layers, 8, stand against Olmo-7B's 32: "a few layers" and "middle
+#   layers" are read relative to depth (the bounds in `BOUNDS`).
+#
 # ## Going further
 #
 # A deeper tiny model trained longer (where does it select the symbol, and does the logit

@@ -39,7 +39,13 @@ seed = 0
 device = "auto"
 
 # %%
-from iclr25 import core
+import numpy as np
+import pandas as pd
+from plotly.subplots import make_subplots
+from scipy.stats import spearmanr
+from tqdm.auto import tqdm
+
+from iclr25 import core, vision
 from iclr25.chapters import selective
 
 p = core.chapter("selective", globals())
@@ -90,26 +96,16 @@ p = core.chapter("selective", globals())
 # ```
 
 # %%
-import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
-from plotly.colors import qualitative
-from plotly.subplots import make_subplots
-from scipy.stats import spearmanr
-from tqdm.auto import tqdm
-
-from iclr25 import vision
-
-ALPHAS = [round(p.alpha_max * k / p.n_alphas, 4) for k in range(1, p.n_alphas + 1)]
-fig = go.Figure()
-for alpha, color in zip(ALPHAS, qualitative.Plotly):
-    share = np.linspace(0, 1, 101)
-    fig.add_scatter(x=share, y=selective.max_logit_pull(share, alpha, 10), name=f"alpha = {alpha:g}",
-                    line_color=color)
+ALPHAS = [round(p.alpha_max * k / p.n_alphas, 4)
+          for k in range(1, p.n_alphas + 1)]
+share = np.linspace(0, 1, 101)
+fig = core.plot(
+    share, {f"alpha = {alpha:g}": selective.max_logit_pull(share, alpha, 10)
+            for alpha in ALPHAS},
+    title="Extra push LS puts on the max logit (K = 10 classes)",
+    xlabel="P(correct | x)", ylabel="alpha (P(correct | x) - 1/K)",
+    height=360)
 fig.add_hline(y=0, line_color="gray", line_width=1)
-fig.update_layout(title="Extra push LS puts on the max logit (K = 10 classes)",
-                  xaxis_title="P(correct | x)", yaxis_title="alpha (P(correct | x) - 1/K)",
-                  height=360)
 fig.show()
 
 # %% [markdown]
@@ -139,17 +135,12 @@ ARCHS = {"mlp": dict(width=p.width_mlp, epochs=p.epochs_mlp),
          p.arch_b: dict(width=p.width_b, epochs=p.epochs_b)}
 SETTINGS = [(d, a) for d in DATASETS for a in ARCHS]
 
-examples = make_subplots(rows=2, cols=8, horizontal_spacing=0.01, vertical_spacing=0.08,
-                         subplot_titles=[f"{d}: {DATASETS[d].classes[int(DATASETS[d].train.y[k])]}"
-                                         for d in DATASETS for k in range(8)])
-for row, data in enumerate(DATASETS.values(), start=1):
-    for k in range(8):
-        examples.add_heatmap(z=data.train.x[k, 0].numpy()[::-1], colorscale="gray", showscale=False,
-                             row=row, col=k + 1)
-examples.update_xaxes(visible=False).update_yaxes(visible=False, scaleanchor="x")
-examples.update_annotations(font_size=10)
-examples.update_layout(title="Training images", height=330, margin=dict(t=70, b=10))
-examples.show()
+vision.image_grid(
+    [data.train.x[k, 0] for data in DATASETS.values() for k in range(8)],
+    rows=2, cols=8,
+    titles=[f"{d}: {data.classes[int(data.train.y[k])]}"
+            for d, data in DATASETS.items() for k in range(8)],
+    title="Training images", height=330, margin=dict(t=70, b=10)).show()
 
 # %%
 runs = [(d, a, alpha, s) for d, a in SETTINGS for alpha in [0.0, *ALPHAS]
@@ -159,16 +150,20 @@ for d, a, alpha, s in tqdm(runs, desc="training"):
     data = DATASETS[d]
     model = vision.ModelConfig.for_data(a, data, width=ARCHS[a]["width"])
     epochs = ARCHS[a]["epochs"]
-    config = vision.TrainConfig(epochs=epochs, batch_size=p.batch_size, lr=p.lr, label_smoothing=alpha,
-                                anneal_epochs=epochs // 10, seed=s)
-    net = vision.train(data, model, config, device=p.torch_device, progress=False).model
+    config = vision.TrainConfig(
+        epochs=epochs, batch_size=p.batch_size, lr=p.lr,
+        label_smoothing=alpha, anneal_epochs=epochs // 10, seed=s)
+    net = vision.train(data, model, config, device=p.torch_device,
+                       progress=False).model
     results[d, a, alpha, s] = selective.evaluate(
-        vision.logits(net, data.val.x), data.val.y, vision.logits(net, data.test.x), data.test.y)
+        vision.logits(net, data.val.x), data.val.y,
+        vision.logits(net, data.test.x), data.test.y)
 
-rows = [dict(dataset=d, arch=a, alpha=alpha, seed=s, accuracy=r.accuracy, aurc_msp=r.aurc_msp,
-             p=r.p, aurc_norm=r.aurc_norm) for (d, a, alpha, s), r in results.items()]
-table = pd.DataFrame(rows).groupby(["dataset", "arch", "alpha"], sort=False).mean(numeric_only=True)
-table = table.drop(columns="seed")
+rows = [dict(dataset=d, arch=a, alpha=alpha, seed=s, accuracy=r.accuracy,
+             aurc_msp=r.aurc_msp, p=r.p, aurc_norm=r.aurc_norm)
+        for (d, a, alpha, s), r in results.items()]
+table = (pd.DataFrame(rows).groupby(["dataset", "arch", "alpha"], sort=False)
+         .mean(numeric_only=True).drop(columns="seed"))
 (100 * table[["accuracy", "aurc_msp", "aurc_norm"]]).join(table["p"]).round(2)
 
 # %% [markdown]
@@ -185,38 +180,29 @@ table = table.drop(columns="seed")
 
 # %%
 ALPHA = ALPHAS[-1]
-COLORS = {"CE": "black", "LS": qualitative.Plotly[1], "LS, normalised": qualitative.Plotly[2]}
 
 
 def curves_figure(alpha):
-    """Risk-coverage curves of CE and LS(alpha), by MSP and (LS) by the normalised max logit."""
-    fig = make_subplots(rows=1, cols=len(SETTINGS), shared_yaxes=True,
-                        subplot_titles=[f"{d}, {a}" for d, a in SETTINGS])
-    for col, (d, a) in enumerate(SETTINGS, start=1):
-        ce, ls = results[d, a, 0.0, p.seed], results[d, a, alpha, p.seed]
-        lines = {"CE": (ce.curve_msp, ce.aurc_msp), "LS": (ls.curve_msp, ls.aurc_msp),
-                 "LS, normalised": (ls.curve_norm, ls.aurc_norm)}
-        for name, (curve, area) in lines.items():
-            keep = np.unique(np.linspace(0, len(curve.risk) - 1, 401).astype(int))  # lighter page
-            fig.add_scatter(x=curve.coverage[keep], y=100 * curve.risk[keep], mode="lines",
-                            line_color=COLORS[name],
-                            name=name, legendgroup=name, showlegend=col == 1, row=1, col=col,
-                            hovertemplate=f"{name}, AURC {100 * area:.2f}%<br>coverage %{{x:.2f}}, "
-                                          "risk %{y:.2f}%<extra></extra>")
-    fig.update_xaxes(title_text="coverage")
-    fig.update_yaxes(title_text="risk (%)", col=1)
-    fig.update_layout(title=f"Risk-coverage curves, CE vs LS (alpha = {alpha:g})", height=380)
-    return fig
+    """Risk-coverage curves of CE and LS(alpha), first seed, every setting."""
+    return selective.curves_figure(
+        {f"{d}, {a}": (results[d, a, 0.0, p.seed],
+                       results[d, a, alpha, p.seed]) for d, a in SETTINGS},
+        alpha)
 
 
 curves_figure(ALPHA).show()
 
 # %%
 ce_mean = {(d, a): table.loc[(d, a, 0.0)] for d, a in SETTINGS}
-gaps = {(d, a, alpha): table.loc[(d, a, alpha), "aurc_msp"] - ce_mean[d, a]["aurc_msp"]
-        for d, a in SETTINGS for alpha in ALPHAS}
-acc_change = {(d, a, alpha): table.loc[(d, a, alpha), "accuracy"] - ce_mean[d, a]["accuracy"]
-              for d, a in SETTINGS for alpha in ALPHAS}
+
+
+def ls_minus_ce(column):
+    """LS minus CE in ``column`` (means over seeds), each (setting, alpha)."""
+    return {(d, a, alpha): table.loc[(d, a, alpha), column]
+            - ce_mean[d, a][column] for d, a in SETTINGS for alpha in ALPHAS}
+
+
+gaps, acc_change = ls_minus_ce("aurc_msp"), ls_minus_ce("accuracy")
 print("AURC(LS) - AURC(CE), percentage points:")
 for key, gap in gaps.items():
     print(f"  {key[0]:>12}, {key[1]}, alpha {key[2]:g}: {100 * gap:+.2f} "
@@ -225,10 +211,13 @@ for key, gap in gaps.items():
 N_TEST = len(DATASETS["shapes"].test)
 typical = float(np.mean([r.accuracy for r in results.values()]))
 standard_error = 100 * np.sqrt(typical * (1 - typical) / N_TEST)
-print(f"one model's accuracy on {N_TEST} test images has a standard error of "
-      f"about {standard_error:.1f} points")
+print(f"one model's accuracy on {N_TEST} test images has a standard error "
+      f"of about {standard_error:.1f} points")
 
+# %% [markdown]
+# The claims: LS raises the AURC everywhere, and keeps the accuracy.
 
+# %%
 def span(changes):
     """The smallest and largest of a dict of changes, in percentage points."""
     return (f"{100 * min(changes.values()):+.2f} to "
@@ -237,7 +226,8 @@ def span(changes):
 
 core.claim(
     "ls_worse_aurc",
-    "LS raises the AURC of the MSP ranking, for every alpha and setting tried",
+    "LS raises the AURC of the MSP ranking, for every alpha and setting "
+    "tried",
     kind="paper",
     paper="AURC(LS) > AURC(CE) in every setting (official bank-marketing "
           "MLP: 1.63% CE, 2.11% LS 0.4)",
@@ -245,12 +235,15 @@ core.claim(
     measured=f"AURC(LS) - AURC(CE) over {len(gaps)} (setting, alpha) pairs: "
              f"{span(gaps)}",
 );
+
+# %%
 core.claim(
     "accuracy_kept",
     "LS keeps accuracy: within 1 percentage point of CE or better, for every "
     "alpha and setting",
     kind="paper",
-    paper="LS keeps or improves accuracy (bank marketing: 90.1% CE, 90.8% LS)",
+    paper="LS keeps or improves accuracy (bank marketing: 90.1% CE, "
+          "90.8% LS)",
     value=list(acc_change.values()),
     measured=f"accuracy(LS) - accuracy(CE): {span(acc_change)}",
 );
@@ -260,8 +253,9 @@ core.claim(
 # (Spearman) between $\alpha$ (CE counts as $\alpha = 0$) and the mean AURC.
 
 # %%
-trend = {(d, a): spearmanr([0.0, *ALPHAS], [ce_mean[d, a]["aurc_msp"], *(
-    table.loc[(d, a, alpha), "aurc_msp"] for alpha in ALPHAS)]).statistic for d, a in SETTINGS}
+trend = {(d, a): spearmanr([0.0, *ALPHAS], [
+    table.loc[(d, a, alpha), "aurc_msp"] for alpha in [0.0, *ALPHAS]
+]).statistic for d, a in SETTINGS}
 for (d, a), rho in trend.items():
     print(f"{d:>12}, {a}: Spearman rho(alpha, AURC) = {rho:+.2f}")
 core.claim(
@@ -270,7 +264,8 @@ core.claim(
     kind="paper",
     paper="the degradation increases with alpha",
     value=list(trend.values()),
-    measured=", ".join(f"{d} {a}: {rho:+.2f}" for (d, a), rho in trend.items()),
+    measured=", ".join(f"{d} {a}: {rho:+.2f}"
+                       for (d, a), rho in trend.items()),
 );
 
 # %% [markdown]
@@ -286,15 +281,19 @@ core.claim(
 
 # %%
 SHOWN = ("shapes", p.arch_b)
-fig = make_subplots(rows=1, cols=2, subplot_titles=["CE", f"LS, alpha = {ALPHA:g}"])
+fig = make_subplots(rows=1, cols=2,
+                    subplot_titles=["CE", f"LS, alpha = {ALPHA:g}"])
 for col, alpha in enumerate([0.0, ALPHA], start=1):
     r = results[(*SHOWN, alpha, p.seed)]
-    for name, keep, color in [("correct", r.correct, "#1a7f37"), ("wrong", ~r.correct, "#cf222e")]:
-        fig.add_histogram(x=r.max_logit[keep], name=name, legendgroup=name, showlegend=col == 1,
-                          histnorm="probability density", opacity=0.6, marker_color=color,
-                          nbinsx=40, row=1, col=col)
+    for name, keep, color in [("correct", r.correct, "#1a7f37"),
+                              ("wrong", ~r.correct, "#cf222e")]:
+        fig.add_histogram(x=r.max_logit[keep], name=name, legendgroup=name,
+                          showlegend=col == 1, histnorm="probability density",
+                          opacity=0.6, marker_color=color, nbinsx=40,
+                          row=1, col=col)
 fig.update_layout(barmode="overlay", height=360,
-                  title=f"Max logit of correct and wrong predictions ({SHOWN[0]}, {SHOWN[1]})")
+                  title="Max logit of correct and wrong predictions "
+                        f"({SHOWN[0]}, {SHOWN[1]})")
 fig.update_xaxes(title_text="max logit")
 fig.update_yaxes(title_text="density", col=1)
 fig.show()
@@ -305,15 +304,20 @@ fig.show()
 # be the smaller one.
 
 # %%
+def median_ratio(ls, ce, among):
+    """LS's median max logit over CE's, among the correct or the wrong."""
+    return (np.median(ls.max_logit[ls.correct == among])
+            / np.median(ce.max_logit[ce.correct == among]))
+
+# %%
 suppression = {}
 for d, a in SETTINGS:
-    ratios = []
-    for s in range(p.seed, p.seed + p.seeds):
-        ce, ls = results[d, a, 0.0, s], results[d, a, ALPHA, s]
-        ratios.append([np.median(ls.max_logit[ls.correct]) / np.median(ce.max_logit[ce.correct]),
-                       np.median(ls.max_logit[~ls.correct]) / np.median(ce.max_logit[~ce.correct])])
+    ratios = [[median_ratio(results[d, a, ALPHA, s], results[d, a, 0.0, s],
+                            among) for among in (True, False)]
+              for s in range(p.seed, p.seed + p.seeds)]
     suppression[d, a] = np.mean(ratios, axis=0)
-    print(f"{d:>12}, {a}: LS/CE median max logit, correct {suppression[d, a][0]:.3f}, "
+    print(f"{d:>12}, {a}: LS/CE median max logit, "
+          f"correct {suppression[d, a][0]:.3f}, "
           f"wrong {suppression[d, a][1]:.3f}")
 core.claim(
     "suppresses_correct_more",
@@ -344,21 +348,26 @@ core.claim(
 # "Most of the gap" means more than half.
 
 # %%
-won_back = {key: table.loc[key, "aurc_msp"] - table.loc[key, "aurc_norm"] for key in gaps}
-losing = [key for key, gap in gaps.items() if gap > 0]  # where there is a gap to close
+won_back = {key: table.loc[key, "aurc_msp"] - table.loc[key, "aurc_norm"]
+            for key in gaps}
+losing = [key for key, gap in gaps.items() if gap > 0]  # a gap to close
 lost = sum(gaps[key] for key in losing)
-recovered = sum(won_back[key] for key in losing) / lost if losing else float("nan")
+recovered = (sum(won_back[key] for key in losing) / lost if losing
+             else float("nan"))
 ce_change = {k: v["aurc_norm"] - v["aurc_msp"] for k, v in ce_mean.items()}
 for key in gaps:
-    print(f"{key[0]:>12}, {key[1]}, alpha {key[2]:g}: lost {100 * gaps[key]:+.2f}, "
-          f"won back {100 * won_back[key]:+.2f} points (p = {table.loc[key, 'p']:.1f})")
+    print(f"{key[0]:>12}, {key[1]}, alpha {key[2]:g}: "
+          f"lost {100 * gaps[key]:+.2f}, won back {100 * won_back[key]:+.2f} "
+          f"points (p = {table.loc[key, 'p']:.1f})")
 for (d, a), change in ce_change.items():
-    print(f"{d:>12}, {a}, CE: normalisation changes AURC by {100 * change:+.2f} points")
+    print(f"{d:>12}, {a}, CE: normalisation changes AURC by "
+          f"{100 * change:+.2f} points")
 core.claim(
     "normalisation_recovers",
     "Normalising the logits wins back most (> 50%) of the AURC lost to LS",
     kind="paper",
-    paper="logit normalisation recovers most of the SC performance lost to LS",
+    paper="logit normalisation recovers most of the SC performance lost "
+          "to LS",
     value=recovered,
     measured=(f"{100 * recovered:.0f}% of {100 * lost:.2f} points lost, over "
               f"the {len(losing)} (setting, alpha) pairs where LS lost AURC"
@@ -374,27 +383,16 @@ core.claim(
 # $\alpha$.
 
 # %%
-LABELS = [f"{d}<br>{a}" for d, a in SETTINGS]
+LABELS = {f"{d}<br>{a}": (d, a) for d, a in SETTINGS}
+FLOOR = max(0, 100 * table["accuracy"].min() - 5)
 
 
 def sensitivity_figure(alpha):
     """AURC and accuracy of CE and of LS(alpha), by setting."""
-    ls = [table.loc[(d, a, alpha)] for d, a in SETTINGS]
-    ce = [ce_mean[s] for s in SETTINGS]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["AURC (%), lower is better",
-                                                        "accuracy (%)"])
-    bars = [("CE", ce, "aurc_msp", "CE"), (f"LS {alpha:g}", ls, "aurc_msp", "LS"),
-            (f"LS {alpha:g}, normalised", ls, "aurc_norm", "LS, normalised")]
-    for name, source, column, color in bars:
-        fig.add_bar(x=LABELS, y=[100 * r[column] for r in source], name=name, legendgroup=color,
-                    marker_color=COLORS[color], row=1, col=1)
-    for name, source, color in [("CE", ce, "CE"), (f"LS {alpha:g}", ls, "LS")]:
-        fig.add_bar(x=LABELS, y=[100 * r["accuracy"] for r in source], name=name, legendgroup=color,
-                    marker_color=COLORS[color], showlegend=False, row=1, col=2)
-    low = 100 * min(r["accuracy"] for r in table.to_dict("records"))
-    fig.update_yaxes(range=[max(0, low - 5), 100], row=1, col=2)
-    fig.update_layout(barmode="group", height=400, title=f"CE vs LS at alpha = {alpha:g}")
-    return fig
+    return selective.sensitivity_figure(
+        {label: ce_mean[s] for label, s in LABELS.items()},
+        {label: table.loc[(*s, alpha)] for label, s in LABELS.items()},
+        alpha, accuracy_floor=FLOOR)
 
 
 core.explore(sensitivity_figure, ALPHAS, "alpha", active=len(ALPHAS) - 1);
@@ -416,7 +414,7 @@ core.explore(sensitivity_figure, ALPHAS, "alpha", active=len(ALPHAS) - 1);
 core.claims_table();
 
 # %% [markdown]
-# ### What differs at this scale
+# ## What differs from the paper
 #
 # The paper's premise is that LS keeps or slightly improves accuracy, as it does for
 # large models trained to convergence, so that a worse AURC means a worse ranking.

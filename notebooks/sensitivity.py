@@ -41,7 +41,15 @@ seed = 0
 device = "cpu"
 
 # %%
-from iclr25 import core
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import torch
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+from scipy.stats import spearmanr
+
+from iclr25 import core, vision
 from iclr25.chapters import sensitivity
 
 p = core.chapter("sensitivity", globals())
@@ -71,22 +79,13 @@ p = core.chapter("sensitivity", globals())
 # ```
 
 # %%
-import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
-import torch
-from plotly.colors import qualitative
-from plotly.subplots import make_subplots
-from scipy.stats import spearmanr
-
-from iclr25 import vision
-
 SIGMAS = [p.sigma_max / 8, p.sigma_max / 4, p.sigma_max / 2, p.sigma_max]
 PATCH = 4
 data = vision.load(p.dataset, p.seed)
 train_tokens = sensitivity.patchify(data.train.x, PATCH)
-print(f"{p.dataset}: {len(data.train)} training images of shape {data.shape}, "
-      f"{train_tokens.shape[1]} patch tokens of {train_tokens.shape[2]} pixels each")
+print(f"{p.dataset}: {len(data.train)} training images of shape "
+      f"{data.shape}, {train_tokens.shape[1]} patch tokens of "
+      f"{train_tokens.shape[2]} pixels each")
 
 # %% [markdown]
 # ## Vision: ViT, MLP, CNN and ConvMixer
@@ -113,12 +112,15 @@ REG_PS = sorted({0.0, p.reg_p / 2, p.reg_p})
 
 
 def train_image(arch, reg=0.0):
-    """One image model, trained (or loaded from the cache) with regulariser weight reg."""
+    """One image model, trained (or loaded from the cache) with regulariser
+    weight reg."""
     return sensitivity.fit(
         f"image-{arch}", {"arch": arch, "width": p.width, "data": data.spec},
-        lambda: sensitivity.build_image_model(arch, data, p.width, patch=PATCH),
+        lambda: sensitivity.build_image_model(arch, data, p.width,
+                                              patch=PATCH),
         lambda m: sensitivity.image_forward(m, data.shape, PATCH),
-        train_tokens, data.train.y, epochs=p.epochs, p=reg, sigma_reg=p.sigma_reg, seed=p.seed)
+        train_tokens, data.train.y, epochs=p.epochs, p=reg,
+        sigma_reg=p.sigma_reg, seed=p.seed)
 
 
 def vit_name(reg):
@@ -129,20 +131,29 @@ def vit_name(reg):
 models = {ARCHS[a]: train_image(a) for a in ARCHS}
 models.update({vit_name(r): train_image("vit", r) for r in REG_PS if r > 0})
 
+# %% [markdown]
+# Each model's accuracy, clean and under three corruptions of the test set, its
+# sensitivity over the $\sigma$ grid, and its sharpness:
+
+# %%
 CORRUPTIONS = {"noise": 0.3, "blur": 1.0, "shift": 1}
-corrupted = {k: sensitivity.corrupt(data.test.x, k, s, seed=p.seed) for k, s in CORRUPTIONS.items()}
+corrupted = {k: sensitivity.corrupt(data.test.x, k, s, seed=p.seed)
+             for k, s in CORRUPTIONS.items()}
 test_tokens = sensitivity.patchify(data.test.x, PATCH)
 rows = {}
 for name, model in models.items():
     forward = sensitivity.image_forward(model, data.shape, PATCH)
-    curve = sensitivity.sensitivity_curve(forward, train_tokens, SIGMAS, repeats=p.repeats, seed=p.seed)
+    curve = sensitivity.sensitivity_curve(forward, train_tokens, SIGMAS,
+                                          repeats=p.repeats, seed=p.seed)
     rows[name] = {
         "train acc": sensitivity.accuracy(forward, train_tokens, data.train.y),
         "test acc": sensitivity.accuracy(forward, test_tokens, data.test.y),
         **{f"S({s:g})": v for s, v in zip(SIGMAS, curve)},
         "mean S": curve.mean(),
-        **{f"{k} acc": sensitivity.accuracy(model, x, data.test.y) for k, x in corrupted.items()},
-        "sharpness": sensitivity.sharpness(model, lambda m: m(data.train.x), seed=p.seed),
+        **{f"{k} acc": sensitivity.accuracy(model, x, data.test.y)
+           for k, x in corrupted.items()},
+        "sharpness": sensitivity.sharpness(model, lambda m: m(data.train.x),
+                                           seed=p.seed),
     }
 table = pd.DataFrame(rows).T
 table["corrupted acc"] = table[[f"{k} acc" for k in CORRUPTIONS]].mean(axis=1)
@@ -240,12 +251,13 @@ fig.show()
 print(f"Spearman rho(sensitivity, corrupted accuracy) = {rho_robust:+.2f} (paper: negative); "
       f"rho(sensitivity, sharpness) = {rho_sharp:+.2f} (paper: positive)")
 
+# %% [markdown]
+# The two correlations, each decided by a one-sided permutation test:
+
 # %%
 most_robust = table.loc[names, "corrupted acc"].idxmax()
 p_robust = sensitivity.spearman_p_value(
     table.loc[names, "mean S"], table.loc[names, "corrupted acc"], "less")
-p_sharp = sensitivity.spearman_p_value(
-    table.loc[names, "mean S"], table.loc[names, "sharpness"], "greater")
 core.claim(
     "robustness_correlates",
     "Lower sensitivity goes with higher accuracy under corruptions (a negative "
@@ -257,6 +269,10 @@ core.claim(
              f"{p_robust:.2f}; most robust: {most_robust} "
              f"(mean S {table.loc[most_robust, 'mean S']:.3f})",
 );
+
+# %%
+p_sharp = sensitivity.spearman_p_value(
+    table.loc[names, "mean S"], table.loc[names, "sharpness"], "greater")
 core.claim(
     "sharpness_correlates",
     "Lower sensitivity goes with flatter minima (a positive Spearman rho "
@@ -344,21 +360,33 @@ text_rows = {}
 for arch, name in TEXT.items():
     model = sensitivity.fit(
         f"text-{arch}", {"arch": arch, "n": p.n_text},
-        lambda: sensitivity.SequenceClassifier(arch, embeddings, ids.shape[1], 2),
-        lambda m: m.from_embeddings, text_train, labels[:cut], epochs=p.epochs_text, seed=p.seed)
-    curve = sensitivity.sensitivity_curve(model.from_embeddings, text_train, SIGMAS,
+        lambda: sensitivity.SequenceClassifier(arch, embeddings, ids.shape[1],
+                                               2),
+        lambda m: m.from_embeddings, text_train, labels[:cut],
+        epochs=p.epochs_text, seed=p.seed)
+    forward = model.from_embeddings
+    curve = sensitivity.sensitivity_curve(forward, text_train, SIGMAS,
                                           repeats=p.repeats, seed=p.seed)
-    text_rows[name] = {"train acc": sensitivity.accuracy(model.from_embeddings, text_train, labels[:cut]),
-                       "test acc": sensitivity.accuracy(model.from_embeddings, text_test, labels[cut:]),
-                       **{f"S({s:g})": v for s, v in zip(SIGMAS, curve)}, "mean S": curve.mean()}
+    text_rows[name] = {
+        "train acc": sensitivity.accuracy(forward, text_train, labels[:cut]),
+        "test acc": sensitivity.accuracy(forward, text_test, labels[cut:]),
+        **{f"S({s:g})": v for s, v in zip(SIGMAS, curve)},
+        "mean S": curve.mean()}
 text_table = pd.DataFrame(text_rows).T
+
+# %% [markdown]
+# The three models' sensitivity curves and accuracies:
+
+# %%
 fig = go.Figure()
 for name in text_table.index:
-    fig.add_scatter(x=SIGMAS, y=[text_table.loc[name, f"S({s:g})"] for s in SIGMAS], name=name,
-                    mode="lines+markers", line_color=COLORS[name])
-fig.update_layout(title="Sensitivity to noise on one word embedding (training set)",
-                  xaxis_title="noise std sigma", yaxis_title="sensitivity", xaxis_type="log",
-                  height=360)
+    fig.add_scatter(x=SIGMAS, y=[text_table.loc[name, f"S({s:g})"]
+                                 for s in SIGMAS],
+                    name=name, mode="lines+markers", line_color=COLORS[name])
+fig.update_layout(title="Sensitivity to noise on one word embedding "
+                        "(training set)",
+                  xaxis_title="noise std sigma", yaxis_title="sensitivity",
+                  xaxis_type="log", height=360)
 fig.show()
 text_table.round(3)
 
@@ -465,7 +493,7 @@ core.claim(
 core.claims_table();
 
 # %% [markdown]
-# ### What differs at this scale
+# ## What differs from the paper
 #
 # The paper's models are ResNets, ViTs and pretrained language models trained for
 # hours on CIFAR, ImageNet and GLUE; ours are a few thousand parameters trained for

@@ -44,10 +44,22 @@ seed = 0
 device = "auto"
 
 # %%
-from iclr25 import core
+import time
+
+import ipywidgets as widgets
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import torch
+from scipy.stats import spearmanr
+
+from iclr25 import core, vision
+from iclr25 import tabular as tables  # `tabular` names a parameter
 from iclr25.chapters import sst
 
 p = core.chapter("sst", globals())
+# tiny models: one thread is as fast, and timings do not fight other processes
+torch.set_num_threads(1)
 
 # %% [markdown]
 # ## Three notions of sufficiency
@@ -111,28 +123,18 @@ p = core.chapter("sst", globals())
 # This is our change to the method, and the chapter shows both. Training is early
 # stopped on the validation loss (patience 5 epochs), as in the official code.
 
+# %% [markdown]
+# The data: scikit-learn's 8x8 digits and the table `tabular`, whose rows the
+# models read as 1 x 1 x d images. Every model, normal or SST, is the same MLP.
+
 # %%
-import time
-
-import ipywidgets as widgets
-import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
-import torch
-from plotly.colors import qualitative
-from plotly.subplots import make_subplots
-from scipy.stats import spearmanr
-
-from iclr25 import vision
-
-torch.set_num_threads(1)  # tiny models: one thread is as fast, and timings do not fight other processes
-DATA = {"digits": vision.load("digits", p.seed), p.tabular: sst.load_tabular(p.tabular, p.seed)}
-NOTIONS = {"baseline": sst.Notion("baseline"),
-           "probabilistic": sst.Notion("probabilistic", eps=p.noise_eps, draws=p.draws,
-                                       precision=p.precision),
-           "robust": sst.Notion("robust", eps=p.attack_eps, steps=p.pgd_steps)}
-METHODS = ("SST", *sst.BASELINES)
-COLORS = dict(zip(METHODS, ["black", *qualitative.Plotly]))
+DATA = {"digits": vision.load("digits", p.seed),
+        p.tabular: sst.as_images(tables.load(p.tabular, p.seed))}
+NOTIONS = {
+    "baseline": sst.Notion("baseline"),
+    "probabilistic": sst.Notion("probabilistic", eps=p.noise_eps,
+                                draws=p.draws, precision=p.precision),
+    "robust": sst.Notion("robust", eps=p.attack_eps, steps=p.pgd_steps)}
 
 
 def model_config(data):
@@ -146,23 +148,41 @@ def sst_config(notion, **changes):
     return sst.SSTConfig(**{**settings, **changes})
 
 
+for d, data in DATA.items():
+    print(f"{d}: {data.shape[-1] * data.shape[-2]} features, "
+          f"{len(data.train)} training and {len(data.test)} test inputs, "
+          f"{data.n_classes} classes")
+
+# %% [markdown]
+# For each data set: a normally trained model, an SST model for each notion,
+# and, on the digits, SST as the official code trains it (no straight-through).
+
+# %%
 start = time.perf_counter()
-normal = {d: vision.train(data, model_config(data), vision.TrainConfig(
-              epochs=p.epochs, batch_size=p.batch_size, lr=p.lr, seed=p.seed), progress=False).model
+train = vision.TrainConfig(epochs=p.epochs, batch_size=p.batch_size,
+                           lr=p.lr, seed=p.seed)
+normal = {d: vision.train(data, model_config(data), train,
+                          progress=False).model
           for d, data in DATA.items()}
 nets = {(d, k): sst.train_sst(data, model_config(data), sst_config(notion))
         for d, data in DATA.items() for k, notion in NOTIONS.items()}
 hard = sst.train_sst(DATA["digits"], model_config(DATA["digits"]),
                      sst_config(NOTIONS["baseline"], straight_through=False))
-print(f"trained (or loaded) {len(normal) + len(nets) + 1} models in {time.perf_counter() - start:.1f} s")
-for d, data in DATA.items():
-    print(f"{d}: {data.shape[-1] * data.shape[-2]} features, {len(data.train)} training and "
-          f"{len(data.test)} test inputs, {data.n_classes} classes")
+print(f"trained (or loaded) {len(normal) + len(nets) + 1} models in "
+      f"{time.perf_counter() - start:.1f} s")
+
+# %% [markdown]
+# The official variant's explanations of the test digits, under the baseline
+# fill:
+
+# %%
 test_x = DATA["digits"].test.x
 predicted, masks = hard.explain(test_x, p.tau)
 kept = sst.survives(hard, test_x, masks, predicted, NOTIONS["baseline"])
-print(f"official SST (no straight-through), digits, baseline fill: mean size {100 * masks.float().mean():.1f}%, "
-      f"empty for {100 * (~masks).all(dim=(1, 2, 3)).float().mean():.0f}% of the test images, "
+empty = (~masks).all(dim=(1, 2, 3)).float().mean()
+print(f"official SST (no straight-through), digits, baseline fill: "
+      f"mean size {100 * masks.float().mean():.1f}%, empty for "
+      f"{100 * empty:.0f}% of the test images, "
       f"faithfulness {100 * kept.float().mean():.0f}%")
 
 # %% [markdown]
@@ -237,24 +257,8 @@ table.round(3)
 # The figure puts each method at its size and faithfulness: the best corner is the
 # top left.
 
-# %%
-fig = make_subplots(rows=len(DATA), cols=len(NOTIONS), shared_yaxes=True,
-                    subplot_titles=[f"{d}, {k}" for d in DATA for k in NOTIONS],
-                    vertical_spacing=0.14)
-for row, d in enumerate(DATA, start=1):
-    for col, k in enumerate(NOTIONS, start=1):
-        for m in METHODS:
-            r = table.loc[(d, k, m)]
-            fig.add_scatter(x=[r["size"]], y=[r["faithfulness"]], mode="markers", name=m,
-                            legendgroup=m, showlegend=row == col == 1, row=row, col=col,
-                            marker=dict(color=COLORS[m], size=11,
-                                        symbol="star" if m == "SST" else "circle"),
-                            hovertemplate=f"{m}: size %{{x:.2f}}%, faithfulness %{{y:.1f}}%, "
-                                          f"{r['ms']:.3g} ms<extra></extra>")
-fig.update_xaxes(title_text="explanation size (% of features)", row=len(DATA))
-fig.update_yaxes(title_text="faithfulness (%)", col=1)
-fig.update_layout(title="Size and faithfulness of the explanations", height=620)
-fig.show()
+# %% tags=["hide-input"]
+sst.size_faithfulness_figure(results).show()
 
 # %% [markdown]
 # ## Are SST's explanations smaller, at equal or better faithfulness?
@@ -269,7 +273,7 @@ fig.show()
 def summary(d, k):
     return f"{d}: " + ", ".join(
         f"{m} {100 * results[d, k, m].size:.1f}% "
-        f"({100 * results[d, k, m].faithfulness:.0f}%)" for m in METHODS)
+        f"({100 * results[d, k, m].faithfulness:.0f}%)" for m in sst.METHODS)
 
 
 PAPER = ("smaller subsets than Anchors and GS, more faithful than SIS's, for "
@@ -301,20 +305,26 @@ for k in NOTIONS:
 # beside the wall-clock ones.
 
 # %%
+fig = go.Figure()
+for m in sst.METHODS:
+    fig.add_bar(x=[f"{d}<br>{k}" for d in DATA for k in NOTIONS],
+                y=[1000 * results[d, k, m].seconds
+                   for d in DATA for k in NOTIONS],
+                name=m, marker_color=sst.COLORS[m])
+fig.update_yaxes(type="log", title_text="median ms per explanation (log)")
+fig.update_layout(barmode="group", height=400,
+                  title="Time per explanation, one CPU thread")
+fig.show()
+
+# %% [markdown]
+# The ratios to SST's time, input by input medians, wall-clock and CPU:
+
+# %%
 KEYS = [(d, k, m) for d in DATA for k in NOTIONS for m in sst.BASELINES]
 SST_OF = {key: results[key[:2] + ("SST",)] for key in KEYS}
 ratios = {key: results[key].seconds / SST_OF[key].seconds for key in KEYS}
 cpu_ratios = {key: results[key].cpu_seconds
               / max(SST_OF[key].cpu_seconds, 1e-9) for key in KEYS}
-fig = go.Figure()
-for m in METHODS:
-    fig.add_bar(x=[f"{d}<br>{k}" for d in DATA for k in NOTIONS],
-                y=[1000 * results[d, k, m].seconds for d in DATA for k in NOTIONS],
-                name=m, marker_color=COLORS[m])
-fig.update_yaxes(type="log", title_text="median ms per explanation (log)")
-fig.update_layout(barmode="group", height=400,
-                  title="Time per explanation, one CPU thread")
-fig.show()
 slowest = min(ratios, key=ratios.get)
 core.claim(
     "faster",
@@ -341,9 +351,11 @@ core.claim(
 
 # %%
 acc = {d: sst.accuracy(normal[d], data.test) for d, data in DATA.items()}
-acc_sst = {(d, k): sst.accuracy(nets[d, k], DATA[d].test) for d in DATA for k in NOTIONS}
+acc_sst = {(d, k): sst.accuracy(nets[d, k], DATA[d].test)
+           for d in DATA for k in NOTIONS}
 for (d, k), a in acc_sst.items():
-    print(f"{d:>14}, {k:>13}: SST {100 * a:.1f}% vs normal {100 * acc[d]:.1f}%")
+    print(f"{d:>14}, {k:>13}: SST {100 * a:.1f}% "
+          f"vs normal {100 * acc[d]:.1f}%")
 changes = {key: a - acc[key[0]] for key, a in acc_sst.items()}
 worst = min(changes, key=changes.get)
 core.claim(
@@ -368,27 +380,34 @@ core.claim(
 
 # %%
 GAMMAS = [p.gamma * 2.0 ** (k - p.n_gammas // 2) for k in range(p.n_gammas)]
-TAUS = [round(float(t), 2) for t in (np.linspace(0.3, 0.7, p.n_taus) if p.n_taus > 1 else [p.tau])]
-digits = DATA["digits"]
+TAUS = [round(float(t), 2) for t in (np.linspace(0.3, 0.7, p.n_taus)
+                                     if p.n_taus > 1 else [p.tau])]
+digits, baseline = DATA["digits"], NOTIONS["baseline"]
 sweep = {}
 for t in TAUS:
     for g in GAMMAS:
-        net = sst.train_sst(digits, model_config(digits), sst_config(NOTIONS["baseline"], tau=t, gamma=g))
-        r = sst.explain_sst(net, digits.test.x, t, NOTIONS["baseline"], torch.Generator().manual_seed(p.seed))
-        sweep[t, g] = dict(size=100 * r.size, faithfulness=100 * r.faithfulness,
+        net = sst.train_sst(digits, model_config(digits),
+                            sst_config(baseline, tau=t, gamma=g))
+        r = sst.explain_sst(net, digits.test.x, t, baseline,
+                            torch.Generator().manual_seed(p.seed))
+        sweep[t, g] = dict(size=100 * r.size,
+                           faithfulness=100 * r.faithfulness,
                            accuracy=100 * sst.accuracy(net, digits.test))
+
+# %%
+LINES = {"size": "black", "faithfulness": sst.COLORS["SIS"],
+         "accuracy": sst.COLORS["Anchors"]}
 
 
 def sweep_figure(t):
-    fig = go.Figure()
-    for name, color in [("size", "black"), ("faithfulness", COLORS["SIS"]), ("accuracy", COLORS["Anchors"])]:
-        fig.add_scatter(x=GAMMAS, y=[sweep[t, g][name] for g in GAMMAS], name=name,
-                        mode="lines+markers", line_color=color,
-                        hovertemplate=f"gamma %{{x:g}}: {name} %{{y:.2f}}%<extra></extra>")
-    fig.update_xaxes(type="log", title_text="gamma (log)")
-    fig.update_yaxes(title_text="%", range=[0, 102])
-    fig.update_layout(title=f"SST on digits, baseline fill, tau = {t:g}", height=400)
-    return fig
+    fig = core.plot(
+        GAMMAS, {name: [sweep[t, g][name] for g in GAMMAS] for name in LINES},
+        title=f"SST on digits, baseline fill, tau = {t:g}",
+        xlabel="gamma (log)", ylabel="%", log_x=True, mode="lines+markers",
+        colors=LINES, height=400)
+    fig.for_each_trace(lambda tr: tr.update(hovertemplate=(
+        f"gamma %{{x:g}}: {tr.name} %{{y:.2f}}%<extra></extra>")))
+    return fig.update_yaxes(range=[0, 102])
 
 
 core.explore(sweep_figure, TAUS, "tau", active=len(TAUS) // 2);
@@ -417,49 +436,38 @@ print(f"tau = {t_mid:g}: Spearman rho(gamma, size) = {rho:+.2f}; sizes "
 # any test image; on the static page the slider moves over the first examples.
 
 # %%
-ROWS = list(NOTIONS)
-explained = {}
+explained = {}  # test digit -> {(notion, method): its explanation}
 
 
 def explain_one(i):
     """Every method's explanation of test digit i, under every notion."""
     if i not in explained:
         x = digits.test.x[i:i + 1]
-        generator = torch.Generator().manual_seed(p.seed + i)
-        explained[i] = {(k, m): (sst.explain_sst(nets["digits", k], x, p.tau, notion, generator) if m == "SST"
-                                 else sst.explain_posthoc(normal["digits"], x, m, notion, generator))
-                        for k, notion in NOTIONS.items() for m in METHODS}
+        gen = torch.Generator().manual_seed(p.seed + i)
+        explained[i] = {
+            (k, m): sst.explain_sst(nets["digits", k], x, p.tau, notion, gen)
+            if m == "SST" else
+            sst.explain_posthoc(normal["digits"], x, m, notion, gen)
+            for k, notion in NOTIONS.items() for m in sst.METHODS}
     return explained[i]
 
+# %% [markdown]
+# The figure for one test digit, and the control over the test digits:
 
+# %%
 def pictures(i):
     found = explain_one(i)
-    image = digits.test.x[i, 0].numpy()
-    titles = [title for k in ROWS for title in [f"{k} fill"] + [
-        f"{m}: {int(found[k, m].masks.sum())} px {'✓' if found[k, m].faithfulness else '✗'}"
-        for m in METHODS]]
-    fig = make_subplots(rows=len(ROWS), cols=len(METHODS) + 1, horizontal_spacing=0.01,
-                        vertical_spacing=0.08, subplot_titles=titles)
-    for row, k in enumerate(ROWS, start=1):
-        fig.add_heatmap(z=image[::-1], colorscale="gray_r", showscale=False, row=row, col=1,
-                        hovertemplate="pixel value %{z:.2f}<extra></extra>")
-        for col, m in enumerate(METHODS, start=2):
-            mask = found[k, m].masks[0, 0].numpy()
-            fig.add_heatmap(z=np.where(mask, image, np.nan)[::-1], colorscale="Viridis", zmin=0,
-                            zmax=1, showscale=False, row=row, col=col,
-                            hovertemplate="kept, value %{z:.2f}<extra></extra>")
-    fig.update_xaxes(visible=False).update_yaxes(visible=False, scaleanchor="x")
-    fig.update_annotations(font_size=9)
-    fig.update_layout(plot_bgcolor="#e5e5e5", height=170 * len(ROWS) + 90,
-                      title=f"Test digit {i}: label {int(digits.test.y[i])}, normal model predicts "
-                            f"{int(found['baseline', 'SIS'].predicted[0])}, SST predicts "
-                            f"{int(found['baseline', 'SST'].predicted[0])}")
-    return fig
+    says = {m: int(found["baseline", m].predicted[0]) for m in ("SIS", "SST")}
+    return sst.explanations_figure(
+        digits.test.x[i, 0], found,
+        f"Test digit {i}: label {int(digits.test.y[i])}, normal model "
+        f"predicts {says['SIS']}, SST predicts {says['SST']}")
 
 
 EXAMPLES = list(range(min(p.n_explain, 6)))
 core.explore(pictures, EXAMPLES, "test image",
-             live=widgets.IntSlider(value=0, min=0, max=len(digits.test) - 1, description="test image",
+             live=widgets.IntSlider(value=0, min=0, max=len(digits.test) - 1,
+                                    description="test image",
                                     continuous_update=False));
 
 # %% [markdown]
@@ -478,7 +486,7 @@ core.explore(pictures, EXAMPLES, "test image",
 core.claims_table();
 
 # %% [markdown]
-# ### What differs at this scale
+# ## What differs from the paper
 #
 # The paper trains convolutional networks and ResNets on MNIST, CIFAR-10 and ImageNet;
 # here every model is a two-layer MLP trained in seconds on scikit-learn's 1,797 8x8

@@ -29,10 +29,18 @@ CHROMIUM = shutil.which("chromium")
 def book() -> Path:
     """Build the whole book, executing every chapter with its book defaults."""
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    result = subprocess.run([str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
-                            cwd=ROOT, capture_output=True, text=True, timeout=2400)
-    problems = [line for line in (result.stdout + result.stderr).splitlines()
-                if "WARNING" in line or "ERROR" in line or "Error" in line]
+    result = subprocess.run(
+        [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=2400,
+    )
+    problems = [
+        line
+        for line in (result.stdout + result.stderr).splitlines()
+        if "WARNING" in line or "ERROR" in line or "Error" in line
+    ]
     assert result.returncode == 0, "\n".join(problems[-30:]) or result.stderr[-4000:]
     return HTML
 
@@ -64,15 +72,18 @@ def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
     claims = read_claims(EXECUTED / f"{slug}.ipynb")
     module = toc.get(slug).module()
     assert not book_problems(claims, module.KNOWN_GAPS)
-    assert [c.id for c in claims] and {c.id for c in claims} == set(module.BOUNDS), \
+    assert [c.id for c in claims] and {c.id for c in claims} == set(module.BOUNDS), (
         "every bound decides a claim of the book's run"
+    )
 
 
 def test_scoreboard_lists_exactly_the_claims_of_the_executed_chapters(book):
     page = (book / "book" / "scoreboard.html").read_text()
-    table = page[page.index("iclr25-scoreboard"):]
+    table = page[page.index("iclr25-scoreboard") :]
     listed = re.findall(r"<tr><td>(\w+)</td><td><code>([\w-]+)</code></td>", table)
-    executed = [(c.chapter, c.id) for slug in BUILT for c in read_claims(EXECUTED / f"{slug}.ipynb")]
+    executed = [
+        (c.chapter, c.id) for slug in BUILT for c in read_claims(EXECUTED / f"{slug}.ipynb")
+    ]
     assert listed == executed
     held, total = scoreboard.fidelity(scoreboard.collect(EXECUTED))
     assert f"Fidelity: {held} of {total} paper claims hold" in page
@@ -81,7 +92,9 @@ def test_scoreboard_lists_exactly_the_claims_of_the_executed_chapters(book):
 
 def test_vendored_javascript_names_no_cdn():
     for path in (ROOT / "book" / "static").rglob("*.js"):
-        found = re.findall(r"[\w.-]*(?:cdn\.jsdelivr|unpkg\.com|cdnjs\.)[^\"'\s]*", path.read_text())
+        found = re.findall(
+            r"[\w.-]*(?:cdn\.jsdelivr|unpkg\.com|cdnjs\.)[^\"'\s]*", path.read_text()
+        )
         assert not found, f"{path.relative_to(ROOT)} names {found[:3]}"
 
 
@@ -99,7 +112,8 @@ def site(book):
             pass
 
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(book)))
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(book))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
@@ -111,15 +125,24 @@ def browser():
         pytest.fail("Debian's chromium is needed for the site check (`make browser` installs it)")
 
     with sync_playwright() as p:
-        yield p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
 
 
 PLOTS = "[...document.querySelectorAll('.plotly-graph-div')]"
+STATE = "script[type='application/vnd.jupyter.widget-state+json']"
 COUNTS = f"""() => ({{plots: {PLOTS}.length,
     drawn: {PLOTS}.filter(d => d.querySelector('.main-svg')).length,
-    widget_state: document.querySelectorAll("script[type='application/vnd.jupyter.widget-state+json']").length,
+    widget_state: document.querySelectorAll("{STATE}").length,
     widgets: document.querySelectorAll('.jupyter-widgets').length,
     sliders: document.querySelectorAll('.plotly-graph-div .slider-container').length}})"""
 
@@ -131,8 +154,12 @@ def settled(page, timeout: float = 30.0, every: float = 0.5) -> dict:
     deadline, last = time.monotonic() + timeout, None
     while True:
         now = page.evaluate(COUNTS)
-        done = (now == last and now["plots"] > 0 and now["drawn"] == now["plots"]
-                and (now["widgets"] > 0 or not now["widget_state"]))
+        done = (
+            now == last
+            and now["plots"] > 0
+            and now["drawn"] == now["plots"]
+            and (now["widgets"] > 0 or not now["widget_state"])
+        )
         if done or time.monotonic() > deadline:
             return now
         last = now
@@ -178,8 +205,10 @@ def test_scoreboard_page_sorts_and_filters_offline(browser, site):
     seen = visit(browser, f"{site}/book/scoreboard.html", figures=False)
     assert not seen["external"] and not seen["errors"] and not seen["math_errors"], seen
     page = browser.new_page()
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(
-        "http://127.0.0.1") else r.abort())
+    page.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith("http://127.0.0.1") else r.abort(),
+    )
     page.goto(f"{site}/book/scoreboard.html", wait_until="networkidle")
     rows = "table.iclr25-scoreboard tbody tr"
     kinds = f"() => [...document.querySelectorAll('{rows}')].map(r => r.cells[2].textContent)"
@@ -189,8 +218,10 @@ def test_scoreboard_page_sorts_and_filters_offline(browser, site):
     page.click("table.iclr25-scoreboard thead th:nth-child(3)")
     assert page.evaluate(kinds) == sorted(before, reverse=True)
     page.fill("input.iclr25-filter", BUILT[0])
-    visible = page.evaluate(f"() => [...document.querySelectorAll('{rows}')]"
-                            ".filter(r => !r.hidden).map(r => r.cells[0].textContent)")
+    visible = page.evaluate(
+        f"() => [...document.querySelectorAll('{rows}')]"
+        ".filter(r => !r.hidden).map(r => r.cells[0].textContent)"
+    )
     assert visible and set(visible) == {BUILT[0]}
     page.close()
 

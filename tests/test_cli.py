@@ -10,8 +10,13 @@ from iclr25 import toc
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "iclr25", *args], capture_output=True,
-                          text=True, timeout=600, cwd=toc.ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "iclr25", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=toc.ROOT,
+    )
 
 
 def test_list_shows_chapters_and_parameters():
@@ -23,15 +28,18 @@ def test_list_shows_chapters_and_parameters():
             assert f"    {name} = " in result.stdout
 
 
-@pytest.mark.parametrize("args, words", [
-    (("run", "nope"), "unknown chapter 'nope'; built chapters: sro"),
-    (("run", "sro", "-p", "nope=1"), "unknown parameter 'nope' for sro; accepted: "),
-    (("run", "sro", "-p", "seed=three"), "parameter 'seed' got 'three'; accepted: a int >= 0"),
-    (("run", "sro", "-p", "seed"), "-p 'seed' is not KEY=VALUE"),
-    (("run", "sro", "-p", "device=tpu"), "parameter 'device' got 'tpu'; accepted: one of "),
-    (("frobnicate",), "argument command: invalid choice: 'frobnicate'"),
-    (("claims", "no/such/folder"), "no folder no/such/folder: give the folder that"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("run", "nope"), "unknown chapter 'nope'; built chapters: sro"),
+        (("run", "sro", "-p", "nope=1"), "unknown parameter 'nope' for sro; accepted: "),
+        (("run", "sro", "-p", "seed=three"), "parameter 'seed' got 'three'; accepted: a int >= 0"),
+        (("run", "sro", "-p", "seed"), "-p 'seed' is not KEY=VALUE"),
+        (("run", "sro", "-p", "device=tpu"), "parameter 'device' got 'tpu'; accepted: one of "),
+        (("frobnicate",), "argument command: invalid choice: 'frobnicate'"),
+        (("claims", "no/such/folder"), "no folder no/such/folder: give the folder that"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(args, words):
     result = cli(*args)
     assert result.returncode == 2
@@ -59,4 +67,5 @@ def test_claims_of_a_folder_without_runs_says_so_in_one_line(tmp_path):
     result = cli("claims", str(tmp_path))
     assert result.returncode == 0
     assert result.stdout.strip().splitlines() == [
-        "no claims: the folder holds no executed chapter that recorded one"]
+        "no claims: the folder holds no executed chapter that recorded one"
+    ]

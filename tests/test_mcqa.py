@@ -6,14 +6,16 @@ import pytest
 import torch
 
 from iclr25 import core, llm
-
 from iclr25.chapters import mcqa
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    return llm.tiny_model(mcqa.tiny_vocabulary(), llm.TinyConfig(n_layers=2, n_heads=4, d_model=32,
-                                                                d_mlp=64, context=128), seed=0)
+    return llm.tiny_model(
+        mcqa.tiny_vocabulary(),
+        llm.TinyConfig(n_layers=2, n_heads=4, d_model=32, d_mlp=64, context=128),
+        seed=0,
+    )
 
 
 @pytest.fixture
@@ -86,7 +88,9 @@ def test_normalised_effect_is_zero_for_base_and_one_for_source(items):
     rows = torch.arange(len(pairs))
     base[rows, [b.query.answer for b, _ in pairs]] += 3  # each run prefers its own answer
     source[rows, [s.query.answer for _, s in pairs]] += 3
-    effect = mcqa.normalised_effect(torch.stack([base, source, (base + source) / 2]), base, source, pairs)
+    effect = mcqa.normalised_effect(
+        torch.stack([base, source, (base + source) / 2]), base, source, pairs
+    )
     np.testing.assert_allclose(effect, [0.0, 1.0, 0.5], atol=1e-6)
 
 
@@ -101,13 +105,17 @@ def test_tiny_corpus_is_solved_prompts_in_the_vocabulary(tiny):
     for text in texts:
         symbol = text.rsplit(" ", 1)[1]
         assert text.count("Answer:") == 4 and len(symbol) == 1 and len(tiny.tokens(text)) <= 128
-    assert 20 < sum("\nA: " in t for t in texts) < 40 and all("\nA: " in t or "\nQ: " in t for t in texts)
+    assert 20 < sum("\nA: " in t for t in texts) < 40 and all(
+        "\nA: " in t or "\nQ: " in t for t in texts
+    )
 
 
 def test_patching_figure_and_explorer(items, tiny):
     pairs = mcqa.patching_pairs(items[:3], np.random.default_rng(6))
-    results = {"tiny · residual": mcqa.patching(tiny, pairs, "residual", positions=range(-4, 0)),
-               "tiny · head": mcqa.patching(tiny, pairs, "head")}
+    results = {
+        "tiny · residual": mcqa.patching(tiny, pairs, "residual", positions=range(-4, 0)),
+        "tiny · head": mcqa.patching(tiny, pairs, "head"),
+    }
     assert results["tiny · residual"].effect.shape == (2, 4)
     assert results["tiny · head"].columns == [f"head {h}" for h in range(4)]
     # patching the last layer's residual stream at the last position is the source run
@@ -126,10 +134,60 @@ def test_parameters_and_smoke_overrides_are_valid():
 
 
 def test_bounds_name_the_notebook_claims_and_the_gaps_are_declared_claims():
-    assert set(mcqa.BOUNDS) == {"smollm2-format", "smollm2-no-separation", "tiny-learned", "tiny-localisation",
-                                "tiny-middle-layers", "tiny-sparse-heads", "tiny-projection",
-                                "tiny-logit-difference-grows"}
+    assert set(mcqa.BOUNDS) == {
+        "smollm2-format",
+        "smollm2-no-separation",
+        "tiny-learned",
+        "tiny-localisation",
+        "tiny-middle-layers",
+        "tiny-sparse-heads",
+        "tiny-projection",
+        "tiny-logit-difference-grows",
+    }
     assert set(mcqa.KNOWN_GAPS) <= set(mcqa.BOUNDS)
     assert core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], 0.7999999999999999)
     assert not core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], float("nan"))
     assert not core.check_bound(mcqa.BOUNDS["smollm2-no-separation"], [0.1, 0.6])
+
+
+def test_figures_from_hand_made_results():
+    accuracy = {("Colors", "A/B/C/D"): 0.3, ("Colors", "cloze"): 1.0, ("capitals", "cloze"): 0.9}
+    fig = mcqa.accuracy_figure(accuracy, "accuracy by format")
+    assert [t.name for t in fig.data] == ["Colors", "capitals"] and list(fig.data[0].y) == [
+        0.3,
+        1.0,
+    ]
+    fig = mcqa.separation_figure(
+        {"separation": np.array([0.0, 1.0])},
+        {"P": np.array([0.2, 0.9]), "accuracy": np.array([0.3, 1.0])},
+        "t",
+    )
+    assert [t.name for t in fig.data] == ["separation", "P", "accuracy"] and fig.data[
+        2
+    ].line.dash == "dash"
+    fig = mcqa.training_figure(
+        [0, 10],
+        {"accuracy": [0.2, 1.0]},
+        {"loss": ([10], [0.5])},
+        "training",
+        "accuracy",
+        "loss",
+        [0, 1.05],
+    )
+    assert list(fig.data[1].x) == [10] and fig.layout.title.text == "training"
+    fig = mcqa.heads_figure(np.zeros((2, 3)), "heads", zmid=0)
+    assert fig.data[0].type == "heatmap" and list(fig.data[0].x) == ["head 0", "head 1", "head 2"]
+    fig = mcqa.layers_figure({"attention": np.array([0.1, 0.9])}, "layers")
+    assert list(fig.data[0].x) == [0, 1] and fig.layout.yaxis.title.text == "normalised effect"
+
+
+def test_capitals_come_from_the_editing_facts():
+    from iclr25 import editing
+
+    editing_capitals = {row[0]: row[1] for row in editing.COUNTRIES}
+    assert len(mcqa.CAPITALS) == 40 and mcqa.CAPITALS[:2] == (
+        ("France", "Paris"),
+        ("Germany", "Berlin"),
+    )
+    assert {c for c, _ in mcqa.CAPITALS} - set(editing_capitals) == {"Ireland", "Belgium"}
+    assert all(editing_capitals[c] == city for c, city in mcqa.CAPITALS if c in editing_capitals)

@@ -92,6 +92,106 @@ def test_no_chapter_imports_another():
                 names = [a.name for a in node.names]
             else:
                 continue
-            imported = {n.split(".")[2] for n in names
-                        if n.startswith("iclr25.chapters.") and n.count(".") >= 2}
+            imported = {
+                n.split(".")[2]
+                for n in names
+                if n.startswith("iclr25.chapters.") and n.count(".") >= 2
+            }
             assert not imported & slugs, f"{path.name} imports chapter {imported & slugs}"
+
+
+# --- the template and the chapter anatomy --------------------------------------------
+
+ANATOMY = [*BUILT, toc.TEMPLATE.slug]
+ENDING = ["Claims", "What differs from the paper", "Going further"]
+MAX_CELL_LINES = 25
+
+
+def cells(slug: str) -> list:
+    """The notebook's cells, as jupytext reads its percent-format source."""
+    return jupytext.read(toc.get(slug).notebook, fmt="py:percent").cells
+
+
+def headings(cell, level: int) -> list[str]:
+    """The text of a markdown cell's headings of ``level`` (outside code fences)."""
+    found, fenced = [], False
+    for line in cell.source.splitlines() if cell.cell_type == "markdown" else []:
+        fenced ^= line.lstrip().startswith(("```", "~~~"))
+        if not fenced and line.startswith("#" * level + " "):
+            found.append(line[level + 1 :].strip())
+    return found
+
+
+def imports(source: str) -> list[str]:
+    """The import statements of a code cell (IPython magics left out)."""
+    code = "\n".join(line for line in source.splitlines() if not line.startswith(("%", "!")))
+    return [
+        ast.unparse(node)
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    ]
+
+
+def test_template_is_runnable_but_not_a_chapter():
+    assert toc.TEMPLATE.built and toc.get("_template") is toc.TEMPLATE
+    assert toc.TEMPLATE not in toc.ALL and toc.TEMPLATE not in toc.built()
+
+
+@pytest.mark.parametrize("smoke", [True, False], ids=["smoke", "book"])
+def test_template_runs_with_its_claims_holding(smoke, tmp_path):
+    notebook, claims = run.execute(toc.TEMPLATE.slug, tmp_path, smoke=smoke)
+    assert notebook.is_file()
+    assert [c.id for c in claims] == list(toc.TEMPLATE.module().BOUNDS)
+    assert all(c.status == "holds" for c in claims)
+
+
+def test_template_parameters_cell_equals_module_defaults():
+    module = toc.TEMPLATE.module()
+    assert parameters_cell(toc.TEMPLATE) == {k: p.default for k, p in module.PARAMETERS.items()}
+
+
+@pytest.mark.parametrize("slug", ANATOMY)
+def test_notebook_opens_with_title_parameters_and_setup(slug):
+    nb = cells(slug)
+    assert nb[0].cell_type == "markdown" and len(headings(nb[0], 1)) == 1, (
+        "the first cell is markdown with the title, a single '# ' heading"
+    )
+    assert not any(headings(c, 1) for c in nb[1:]), "the title is the notebook's only H1"
+    code = [c for c in nb if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", []), (
+        "the first code cell is the tagged parameters cell"
+    )
+    setup = code[1].source
+    assert f'core.chapter("{slug}", globals())' in setup, "the second code cell starts the chapter"
+    assert imports(setup), "the second code cell holds the notebook's imports"
+    late = [i for c in code[2:] for i in imports(c.source)]
+    assert not late, f"imports belong in the setup cell, not later: {late}"
+
+
+@pytest.mark.parametrize("slug", ANATOMY)
+def test_notebook_shows_the_method_then_claims_then_closes(slug):
+    nb = cells(slug)
+    first = {
+        key: next((i for i, c in enumerate(nb) if key in c.source), len(nb))
+        for key in ("literalinclude", "core.claim(")
+    }
+    assert first["literalinclude"] < first["core.claim("], (
+        "the method is shown from source (literalinclude) before the first claim"
+    )
+    h2 = [(i, h) for i, c in enumerate(nb) for h in headings(c, 2)]
+    claims_at = [i for i, h in h2 if h == "Claims"]
+    assert len(claims_at) == 1, "exactly one '## Claims' heading"
+    assert not any("core.claim(" in c.source for c in nb[claims_at[0] :]), (
+        "no claim is made after '## Claims'"
+    )
+    assert [h for _, h in h2][-len(ENDING) :] == ENDING
+
+
+@pytest.mark.parametrize("slug", ANATOMY)
+def test_no_code_cell_is_longer_than_25_lines(slug):
+    long = {
+        i: len(c.source.splitlines())
+        for i, c in enumerate(cells(slug))
+        if c.cell_type == "code" and len(c.source.splitlines()) > MAX_CELL_LINES
+    }
+    assert not long, f"cells (index: lines) over {MAX_CELL_LINES} lines: {long}"

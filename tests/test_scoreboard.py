@@ -10,22 +10,39 @@ from iclr25 import scoreboard
 from iclr25.core import CLAIM_MIME, Claim, book_problems
 
 
-def make(chapter: str, id: str, kind: str = "paper", holds: bool = True,
-         diagnosis: str | None = None) -> Claim:
-    return Claim(chapter, id, kind, f"{id} statement", "paper's figure", "ours", "≥ 1",
-                 holds, diagnosis)
+def make(
+    chapter: str, id: str, kind: str = "paper", holds: bool = True, diagnosis: str | None = None
+) -> Claim:
+    return Claim(
+        chapter, id, kind, f"{id} statement", "paper's figure", "ours", "≥ 1", holds, diagnosis
+    )
 
 
-CLAIMS = [make("sro", "fast"), make("sro", "rate", holds=False, diagnosis="n too small"),
-          make("sro", "site-shift", kind="setup"),
-          make("fine", "local", holds=False), make("fine", "efficacy")]
+CLAIMS = [
+    make("sro", "fast"),
+    make("sro", "rate", holds=False, diagnosis="n too small"),
+    make("sro", "site-shift", kind="setup"),
+    make("fine", "local", holds=False),
+    make("fine", "efficacy"),
+]
 
 
 def executed_notebook(claims: list[Claim]) -> dict:
     """A minimal executed notebook holding ``claims`` as a chapter's outputs do."""
-    return {"cells": [{"cell_type": "code", "outputs": [
-        {"output_type": "display_data", "data": {"text/html": "<table/>",
-                                                  CLAIM_MIME: asdict(c)}}]} for c in claims]}
+    return {
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {
+                        "output_type": "display_data",
+                        "data": {"text/html": "<table/>", CLAIM_MIME: asdict(c)},
+                    }
+                ],
+            }
+            for c in claims
+        ]
+    }
 
 
 def test_collect_reads_notebooks_or_claims_json_in_reading_order(tmp_path):
@@ -35,8 +52,9 @@ def test_collect_reads_notebooks_or_claims_json_in_reading_order(tmp_path):
     assert scoreboard.collect(tmp_path) == CLAIMS  # sro comes before fine in the book
     runs = tmp_path / "runs"
     runs.mkdir()
-    (runs / "fine.claims.json").write_text(json.dumps(
-        {"chapter": "fine", "claims": [asdict(c) for c in CLAIMS[3:]]}))
+    (runs / "fine.claims.json").write_text(
+        json.dumps({"chapter": "fine", "claims": [asdict(c) for c in CLAIMS[3:]]})
+    )
     assert scoreboard.collect(runs) == CLAIMS[3:]
     with pytest.raises(FileNotFoundError, match="no folder"):
         scoreboard.collect(tmp_path / "nowhere")
@@ -44,8 +62,16 @@ def test_collect_reads_notebooks_or_claims_json_in_reading_order(tmp_path):
 
 def test_summary_and_fidelity_count_paper_claims_only():
     rows = {r["chapter"]: r for r in scoreboard.summary(CLAIMS)}
-    assert rows["sro"] == {"chapter": "sro", "paper claims": 2, "hold": 1, "known gaps": 1,
-                           "failed": 0, "stale gaps": 0, "setup checks": 1, "setup holds": 1}
+    assert rows["sro"] == {
+        "chapter": "sro",
+        "paper claims": 2,
+        "hold": 1,
+        "known gaps": 1,
+        "failed": 0,
+        "stale gaps": 0,
+        "setup checks": 1,
+        "setup holds": 1,
+    }
     assert rows["fine"]["failed"] == 1 and rows["fine"]["hold"] == 1
     assert scoreboard.fidelity(CLAIMS) == (2, 4)
 
@@ -53,7 +79,7 @@ def test_summary_and_fidelity_count_paper_claims_only():
 def test_page_lists_exactly_the_claims_it_was_given():
     page = scoreboard.page_html(CLAIMS)
     assert "Fidelity: 2 of 4 paper claims hold (50%)" in page
-    table = page[page.index("iclr25-scoreboard"):]
+    table = page[page.index("iclr25-scoreboard") :]
     ids = re.findall(r"<tr><td>(\w+)</td><td><code>([\w-]+)</code></td>", table)
     assert ids == [(c.chapter, c.id) for c in CLAIMS]
     assert "n too small" in table and "FAILED" in table

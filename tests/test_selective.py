@@ -25,8 +25,10 @@ def test_aurc_matches_a_hand_computation():
 
 def test_perfect_ranking_gives_the_minimum_over_all_rankings():
     correct = np.array([True, False, True, True, False, True])
-    areas = {order: selective.aurc(np.array(order, float), correct)
-             for order in itertools.permutations(range(6))}
+    areas = {
+        order: selective.aurc(np.array(order, float), correct)
+        for order in itertools.permutations(range(6))
+    }
     perfect = selective.aurc(correct.astype(float), correct)  # errors scored lowest
     assert perfect == pytest.approx(min(areas.values()))
     assert perfect == pytest.approx(selective.oracle_aurc(2 / 6, 6))
@@ -75,7 +77,8 @@ def test_choose_p_picks_the_validation_minimum():
     assert scores[best] == min(scores.values())
     correct = logits.argmax(-1) == labels
     assert scores[2] == pytest.approx(
-        selective.aurc(selective.normalised_max_logit(logits, 2), correct))
+        selective.aurc(selective.normalised_max_logit(logits, 2), correct)
+    )
 
 
 def test_msp_does_not_saturate_in_float32():
@@ -91,8 +94,10 @@ def test_ls_targets_sum_to_one_and_match_torch_label_smoothing():
         targets = selective.ls_targets(labels, 4, alpha)
         assert torch.allclose(targets.sum(-1), torch.ones(4, dtype=torch.double))
         assert torch.all(targets >= 0)
-        assert torch.allclose(targets[torch.arange(4), labels],
-                              torch.full((4,), 1 - alpha + alpha / 4, dtype=torch.double))
+        assert torch.allclose(
+            targets[torch.arange(4), labels],
+            torch.full((4,), 1 - alpha + alpha / 4, dtype=torch.double),
+        )
     logits = torch.randn(4, 4, dtype=torch.double)
     ours = -(selective.ls_targets(labels, 4, 0.2) * logits.log_softmax(-1)).sum(-1).mean()
     assert torch.allclose(ours, F.cross_entropy(logits, labels, label_smoothing=0.2))
@@ -123,8 +128,49 @@ def test_evaluate_chooses_p_on_validation_and_scores_the_test_split():
     assert result.accuracy == pytest.approx(correct.mean())
     assert result.aurc_msp == pytest.approx(selective.aurc(selective.msp(test), correct))
     assert result.aurc_norm == pytest.approx(
-        selective.aurc(selective.normalised_max_logit(test, result.p), correct))
+        selective.aurc(selective.normalised_max_logit(test, result.p), correct)
+    )
 
 
 def test_bounds_name_every_declared_gap():
     assert set(selective.KNOWN_GAPS) <= set(selective.BOUNDS)
+
+
+def evaluation(seed: int, n: int = 1000) -> selective.Evaluation:
+    torch.manual_seed(seed)
+    return selective.evaluate(
+        torch.randn(50, 3), torch.randint(0, 3, (50,)), torch.randn(n, 3), torch.randint(0, 3, (n,))
+    )
+
+
+def test_curves_figure_draws_three_thinned_curves_per_setting():
+    pairs = {
+        "shapes, mlp": (evaluation(0), evaluation(1)),
+        "digits, cnn": (evaluation(2), evaluation(3)),
+    }
+    fig = selective.curves_figure(pairs, 0.3, points=101)
+    assert [t.name for t in fig.data] == ["CE", "LS", "LS, normalised"] * 2
+    assert [t.showlegend for t in fig.data] == [True] * 3 + [False] * 3
+    assert len(fig.data[0].x) == 101 and fig.data[0].x[-1] == 1.0  # ends at full coverage
+    ls = pairs["digits, cnn"][1]
+    assert fig.data[5].y[-1] == pytest.approx(100 * ls.curve_norm.risk[-1])
+    assert fig.data[5].xaxis == "x2" and fig.data[0].line.color == selective.COLORS["CE"]
+    assert [a.text for a in fig.layout.annotations] == list(pairs)
+    assert "alpha = 0.3" in fig.layout.title.text
+
+
+def test_sensitivity_figure_bars_aurc_and_accuracy_by_setting():
+    ce = {
+        "a": {"accuracy": 0.9, "aurc_msp": 0.02, "aurc_norm": 0.025},
+        "b": {"accuracy": 0.8, "aurc_msp": 0.05, "aurc_norm": 0.04},
+    }
+    ls = {
+        "a": {"accuracy": 0.91, "aurc_msp": 0.03, "aurc_norm": 0.02},
+        "b": {"accuracy": 0.79, "aurc_msp": 0.06, "aurc_norm": 0.045},
+    }
+    fig = selective.sensitivity_figure(ce, ls, 0.2, accuracy_floor=70)
+    assert [t.name for t in fig.data] == ["CE", "LS 0.2", "LS 0.2, normalised", "CE", "LS 0.2"]
+    assert list(fig.data[0].x) == ["a", "b"]
+    assert list(fig.data[2].y) == pytest.approx([2.0, 4.5])
+    assert list(fig.data[4].y) == pytest.approx([91.0, 79.0]) and fig.data[4].xaxis == "x2"
+    assert tuple(fig.layout.yaxis2.range) == (70, 100) and fig.layout.barmode == "group"

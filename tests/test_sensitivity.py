@@ -7,7 +7,6 @@ import torch
 import torch.nn.functional as F
 
 from iclr25 import vision
-
 from iclr25.chapters import sensitivity
 
 
@@ -21,17 +20,20 @@ def test_a_model_reading_only_the_noised_token_flips_almost_always():
     # one token, D = 50 features read as logits: huge noise makes the argmax uniform
     tokens = torch.randn(400, 1, 50)
     reader = lambda t: t[:, 0]  # noqa: E731
-    s = sensitivity.sensitivity(reader, tokens, sigma=1e4, repeats=2,
-                                generator=torch.Generator().manual_seed(0))
+    s = sensitivity.sensitivity(
+        reader, tokens, sigma=1e4, repeats=2, generator=torch.Generator().manual_seed(0)
+    )
     assert s > 0.95
     # with four tokens of which it reads one, only a quarter of the draws touch it
     tokens = torch.randn(2000, 4, 50)
-    s = sensitivity.sensitivity(reader, tokens, sigma=1e4, repeats=2,
-                                generator=torch.Generator().manual_seed(0))
+    s = sensitivity.sensitivity(
+        reader, tokens, sigma=1e4, repeats=2, generator=torch.Generator().manual_seed(0)
+    )
     assert s == pytest.approx(0.25 * 49 / 50, abs=0.03)
     # unless the noise is restricted to the token it reads
-    s = sensitivity.sensitivity(reader, tokens, sigma=1e4, positions=(0,),
-                                generator=torch.Generator().manual_seed(0))
+    s = sensitivity.sensitivity(
+        reader, tokens, sigma=1e4, positions=(0,), generator=torch.Generator().manual_seed(0)
+    )
     assert s > 0.95
     # and no noise flips nothing
     assert sensitivity.sensitivity(reader, tokens, sigma=0.0) == 0.0

@@ -1,4 +1,5 @@
-"""Unit tests of iclr25.chapters.sro: sketches, proximal operators, the solver, SRO and Iterative SRO."""
+"""Unit tests of iclr25.chapters.sro: sketches, proximal operators, the solver, SRO and
+Iterative SRO."""
 
 import numpy as np
 import pytest
@@ -18,7 +19,9 @@ def objective(H, g, lam, penalty, b):
 
 def brute_force_prox(penalty, z, lam, t):
     """argmin_x (1/2)(x - z)^2 + t p_lam(x) over GRID, for each z."""
-    values = 0.5 * (GRID[None, :] - z[:, None]) ** 2 + t * sro.PENALTIES[penalty].p(GRID[None, :], lam)
+    values = 0.5 * (GRID[None, :] - z[:, None]) ** 2 + t * sro.PENALTIES[penalty].p(
+        GRID[None, :], lam
+    )
     return GRID[values.argmin(axis=1)]
 
 
@@ -29,8 +32,9 @@ def brute_force_prox(penalty, z, lam, t):
 @pytest.mark.parametrize("lam, t", [(1.0, 1.0), (0.7, 0.4), (0.5, 1.5)])
 def test_prox_is_the_minimiser_of_the_scalar_problem(penalty, lam, t):
     z = np.linspace(-6, 6, 97)
-    np.testing.assert_allclose(sro.PENALTIES[penalty].prox(z, lam, t), brute_force_prox(penalty, z, lam, t),
-                               atol=1e-4)
+    np.testing.assert_allclose(
+        sro.PENALTIES[penalty].prox(z, lam, t), brute_force_prox(penalty, z, lam, t), atol=1e-4
+    )
 
 
 def test_prox_closed_forms_at_known_points():
@@ -44,7 +48,9 @@ def test_prox_closed_forms_at_known_points():
     np.testing.assert_allclose(sro.prox_scad(z, lam, 1.0, a), expected)
     # MCP with gamma = 3, t = 1: soft thresholding scaled by 1 / (1 - 1/gamma) up to gamma lam,
     # the identity beyond
-    np.testing.assert_allclose(sro.prox_mcp(np.array([0.8, -2.0, 4.0]), 1.0, 1.0, 3.0), [0.0, -1.5, 4.0])
+    np.testing.assert_allclose(
+        sro.prox_mcp(np.array([0.8, -2.0, 4.0]), 1.0, 1.0, 3.0), [0.0, -1.5, 4.0]
+    )
 
 
 def test_prox_refuses_steps_that_make_the_scalar_problem_nonconvex():
@@ -106,13 +112,17 @@ def test_srht_with_every_row_kept_is_orthogonal():
 def test_a_large_sketch_embeds_a_subspace():
     U, _ = np.linalg.qr(np.random.default_rng(5).standard_normal((4000, 5)))
     for kind in sro.SKETCHES:
-        singular = np.linalg.svd(sro.sketch(kind, U, 800, np.random.default_rng(6)), compute_uv=False)
+        singular = np.linalg.svd(
+            sro.sketch(kind, U, 800, np.random.default_rng(6)), compute_uv=False
+        )
         assert 0.8 < singular.min() and singular.max() < 1.2, kind
 
 
 def test_unknown_sketch_kind_and_penalty_are_refused_in_one_line():
     X = np.ones((8, 2))
-    with pytest.raises(ValueError, match="unknown sketch kind 'fourier'; accepted kinds: gaussian, count, srht"):
+    with pytest.raises(
+        ValueError, match="unknown sketch kind 'fourier'; accepted kinds: gaussian, count, srht"
+    ):
         sro.sketch("fourier", X, 4, np.random.default_rng(0))
     with pytest.raises(ValueError, match="unknown penalty 'l0'; accepted penalties: l1, scad, mcp"):
         sro.full_solution(X, np.ones(8), 0.1, "l0")
@@ -154,7 +164,9 @@ def test_proximal_gradient_stops_at_a_stationary_point(penalty, problem):
     H, g = X.T @ X / n, X.T @ y / n
     b = sro.fista(H, g, lam, penalty, tol=1e-12)
     t = 1.0 / sro.largest_eigenvalue(H)
-    np.testing.assert_allclose(sro.PENALTIES[penalty].prox(b - t * (H @ b - g), lam, t), b, atol=1e-9)
+    np.testing.assert_allclose(
+        sro.PENALTIES[penalty].prox(b - t * (H @ b - g), lam, t), b, atol=1e-9
+    )
     # ... and a better one than SRO's starting point b = 0 and the Lasso's solution
     lasso = sro.fista(H, g, lam, "l1", tol=1e-12)
     for other in (np.zeros_like(b), lasso):

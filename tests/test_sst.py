@@ -1,13 +1,13 @@
 """iclr25.chapters.sst: masks and fills on hand-made tensors, the adversarial fill, the searches'
 own sufficiency, the SST loss and clear errors."""
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from iclr25 import vision
-
+from iclr25 import tabular, vision
 from iclr25.chapters import sst
 
 
@@ -80,8 +80,12 @@ def test_robust_fill_is_adversarial():
     attacked = sst.fill(model, x, mask, target, sst.Notion("robust", eps=0.2, steps=10), g)
     assert margin(attacked).mean() < margin(noisy).mean() - 1.0
     assert (margin(attacked) < margin(noisy)).float().mean() > 0.9
-    assert sst.survives(model, x, mask, target, sst.Notion("robust", eps=0.2), g).float().mean() < \
-        sst.survives(model, x, mask, target, sst.Notion("probabilistic", eps=0.2), g).float().mean()
+    assert (
+        sst.survives(model, x, mask, target, sst.Notion("robust", eps=0.2), g).float().mean()
+        < sst.survives(model, x, mask, target, sst.Notion("probabilistic", eps=0.2), g)
+        .float()
+        .mean()
+    )
 
 
 @pytest.mark.parametrize("method", sst.BASELINES)
@@ -98,10 +102,20 @@ def test_each_search_returns_a_subset_sufficient_by_its_own_check(method, kind):
     assert mask.shape == x.shape and mask.dtype == torch.bool
     assert not mask.all(), "the whole input is sufficient trivially; the search should do better"
     if kind != "probabilistic":  # deterministic checks: the subset passes when checked again
-        assert bool(sst.sufficient(model, x, mask[None], target, notion, torch.Generator().manual_seed(9))[0])
+        assert bool(
+            sst.sufficient(model, x, mask[None], target, notion, torch.Generator().manual_seed(9))[
+                0
+            ]
+        )
     else:  # a fresh, larger sample agrees up to sampling error
-        again = sst.outcomes(model, x, mask[None], target, sst.Notion(kind, eps=0.5, draws=2000),
-                             torch.Generator().manual_seed(9)).precision
+        again = sst.outcomes(
+            model,
+            x,
+            mask[None],
+            target,
+            sst.Notion(kind, eps=0.5, draws=2000),
+            torch.Generator().manual_seed(9),
+        ).precision
         assert float(again[0]) >= 0.85
 
 
@@ -117,8 +131,9 @@ def test_sis_is_sufficient_and_smaller_than_the_whole_input():
 
 def test_smallest_prefix_can_be_empty():
     model = linear_model([[1.0, 1.0], [0.0, 0.0]], bias=[1.0, 0.0])  # class 0 at x = 0 too
-    mask = sst.smallest_sufficient_prefix(model, torch.ones(2), torch.tensor([1, 0]), 0,
-                                          sst.Notion("baseline"))
+    mask = sst.smallest_sufficient_prefix(
+        model, torch.ones(2), torch.tensor([1, 0]), 0, sst.Notion("baseline")
+    )
     assert not mask.any()
 
 
@@ -142,9 +157,14 @@ def test_sst_loss_terms_and_the_straight_through_gradient():
     notion = sst.Notion("baseline")
     logits, scores = net.predict_and_score(x)
     z = torch.where(scores >= 0.5, x, torch.zeros_like(x))
-    expected = (F.cross_entropy(logits, y) + F.cross_entropy(net(z), logits.argmax(-1))
-                + 0.3 * scores.mean())
-    assert sst.sst_loss(net, x, y, 0.5, 0.3, notion).item() == pytest.approx(expected.item(), rel=1e-5)
+    expected = (
+        F.cross_entropy(logits, y)
+        + F.cross_entropy(net(z), logits.argmax(-1))
+        + 0.3 * scores.mean()
+    )
+    assert sst.sst_loss(net, x, y, 0.5, 0.3, notion).item() == pytest.approx(
+        expected.item(), rel=1e-5
+    )
 
     def explainer_grad(straight_through, gamma):
         net.zero_grad()
@@ -161,12 +181,12 @@ def test_sst_config_and_tabular_data():
         sst.SSTConfig(tau=0.0)
     with pytest.raises(ValueError, match="gamma >= 0"):
         sst.SSTConfig(gamma=-1.0)
-    data = sst.load_tabular("wine", 0)
-    assert data.shape == (1, 1, 13) and data.n_classes == 3
-    assert data.train.x.min() == 0 and data.train.x.max() == 1
-    assert 0 <= data.test.x.min() and data.test.x.max() <= 1
-    with pytest.raises(ValueError, match="unknown tabular data set 'iris'"):
-        sst.load_tabular("iris")
+    table = tabular.load("wine", 0)
+    data = sst.as_images(table)
+    assert data.shape == (1, 1, 13) and data.n_classes == 3 and data.spec == table.spec
+    for name in vision.SPLITS:
+        assert torch.equal(data.split(name).x.flatten(1), table.split(name).x)
+        assert torch.equal(data.split(name).y, table.split(name).y)
     with pytest.raises(ValueError, match="unknown baseline 'LIME'"):
         sst.posthoc("LIME")
 
@@ -183,12 +203,19 @@ def test_compare_alternates_the_methods_and_scores_each_against_its_own_model():
         def explain(xi):
             calls.append(name)
             return explainer(xi)
+
         return explain
 
     g = torch.Generator().manual_seed(0)
-    found = sst.compare({"SST": (net, spy("SST", sst.sst_explainer(net, 0.5))),
-                         "SIS": (normal, spy("SIS", sst.posthoc_explainer(normal, "SIS", notion, g)))},
-                        x, notion, g)
+    found = sst.compare(
+        {
+            "SST": (net, spy("SST", sst.sst_explainer(net, 0.5))),
+            "SIS": (normal, spy("SIS", sst.posthoc_explainer(normal, "SIS", notion, g))),
+        },
+        x,
+        notion,
+        g,
+    )
     assert calls == ["SST", "SIS"] * 3  # input by input, the methods in turn
     predicted, masks = net.explain(x, 0.5)
     assert torch.equal(found["SST"].predicted, predicted) and torch.equal(found["SST"].masks, masks)
@@ -202,3 +229,49 @@ def test_compare_alternates_the_methods_and_scores_each_against_its_own_model():
 def test_bounds_name_every_declared_gap():
     assert set(sst.KNOWN_GAPS) <= set(sst.BOUNDS)
     assert {f"smaller_{k}" for k in sst.NOTIONS} <= set(sst.BOUNDS)
+
+
+def explained(size, faithfulness, masks=None) -> sst.Explained:
+    masks = torch.zeros(1, 1, 2, 2, dtype=torch.bool) if masks is None else masks
+    return sst.Explained(torch.tensor([0]), masks, size, faithfulness, 0.001, 0.001)
+
+
+def test_size_faithfulness_figure_has_a_panel_per_data_set_and_notion():
+    results = {
+        (d, k, m): explained(0.1 * i, 0.9)
+        for d in ("digits", "wine")
+        for k in ("baseline", "robust")
+        for i, m in enumerate(sst.METHODS)
+    }
+    fig = sst.size_faithfulness_figure(results)
+    assert len(fig.data) == 2 * 2 * len(sst.METHODS)
+    assert [a.text for a in fig.layout.annotations] == [
+        "digits, baseline",
+        "digits, robust",
+        "wine, baseline",
+        "wine, robust",
+    ]
+    assert fig.data[1].x == (10.0,) and fig.data[1].y == (90.0,)
+    assert [t.showlegend for t in fig.data].count(True) == len(sst.METHODS)
+    assert fig.data[0].marker.symbol == "star" and fig.data[0].marker.color == "black"
+    assert fig.layout.yaxis.title.text == "faithfulness (%)"
+
+
+def test_explanations_figure_shows_the_image_and_each_methods_kept_pixels():
+    image = torch.tensor([[0.1, 0.2], [0.3, 0.4]])
+    mask = torch.tensor([[[[True, False], [False, False]]]])
+    found = {
+        (k, m): explained(0.25, float(m == "SST"), mask)
+        for k in ("baseline", "robust")
+        for m in ("SST", "SIS")
+    }
+    fig = sst.explanations_figure(image, found, "digit 0")
+    assert len(fig.data) == 2 * 3 and fig.layout.title.text == "digit 0"
+    assert [a.text for a in fig.layout.annotations][:3] == [
+        "baseline fill",
+        "SST: 1 px ✓",
+        "SIS: 1 px ✗",
+    ]
+    kept = np.array(fig.data[1].z, dtype=float)  # drawn upside down: top row last
+    assert kept[1, 0] == pytest.approx(0.1) and np.isnan(kept).sum() == 3
+    assert fig.data[0].zmin is None and fig.data[1].zmax == 1

@@ -1,4 +1,5 @@
-"""iclr25.chapters.tgbseq: the protocol (split, negatives, MRR), the sampler, EdgeBank and the models."""
+"""iclr25.chapters.tgbseq: the protocol (split, negatives, MRR), the sampler, EdgeBank and
+the models."""
 
 import numpy as np
 import pytest
@@ -15,7 +16,9 @@ def stream():
 def hand_stream(pairs):
     """A stream from (user, item) pairs at times 1, 2, 3, ..."""
     src, dst = (np.array(x) for x in zip(*pairs))
-    return tgbseq.Stream(src, dst, np.arange(1.0, len(pairs) + 1), int(src.max()) + 1, int(dst.max()) + 1)
+    return tgbseq.Stream(
+        src, dst, np.arange(1.0, len(pairs) + 1), int(src.max()) + 1, int(dst.max()) + 1
+    )
 
 
 # --- the protocol ---------------------------------------------------------------------
@@ -24,8 +27,8 @@ def hand_stream(pairs):
 def test_chronological_split_has_no_future_leakage(stream):
     n_train, n_val = tgbseq.chronological_split(stream)
     t = stream.t
-    assert t[:n_train].max() < t[n_train:n_train + n_val].min()
-    assert t[n_train:n_train + n_val].max() < t[n_train + n_val:].min()
+    assert t[:n_train].max() < t[n_train : n_train + n_val].min()
+    assert t[n_train : n_train + n_val].max() < t[n_train + n_val :].min()
     assert n_train / len(stream) == pytest.approx(0.7, abs=0.01)
     assert n_val / len(stream) == pytest.approx(0.15, abs=0.01)
 
@@ -76,8 +79,10 @@ def test_edgebank_scores_exactly_one_over_rank_on_a_stream_that_only_repeats():
     queries = np.arange(5, len(s))  # every one a repeat
     assert tgbseq.seen_before(s, queries).all()
     neg = np.array([[v for v in range(4) if v != s.dst[i]] for i in queries])
-    scores = [bank.score(np.repeat(s.src[i], 4), np.r_[s.dst[i], neg[j]], np.repeat(s.t[i], 4))
-              for j, i in enumerate(queries)]
+    scores = [
+        bank.score(np.repeat(s.src[i], 4), np.r_[s.dst[i], neg[j]], np.repeat(s.t[i], 4))
+        for j, i in enumerate(queries)
+    ]
     scores = np.array(scores)
     # the positive scores 1; a negative scores 1 only for user 0 and item 2 (a tie)
     expected = np.where(s.src[queries] == 0, 1 / 1.5, 1.0)
@@ -88,8 +93,9 @@ def test_edgebank_scores_exactly_one_over_rank_on_a_stream_that_only_repeats():
 def test_edgebank_forgets_nothing_and_sees_nothing_ahead():
     s = hand_stream([(0, 1), (0, 2), (1, 1)])
     bank = tgbseq.EdgeBank(s)
-    np.testing.assert_array_equal(bank.score([0, 0, 0, 1], [1, 1, 2, 1], [1.0, 1.5, 2.0, 9.0]),
-                                  [0, 1, 0, 1])
+    np.testing.assert_array_equal(
+        bank.score([0, 0, 0, 1], [1, 1, 2, 1], [1.0, 1.5, 2.0, 9.0]), [0, 1, 0, 1]
+    )
 
 
 @pytest.mark.parametrize("repeat", [0.0, 0.3, 0.7])
@@ -100,7 +106,9 @@ def test_generator_statistics_match_the_knob(repeat):
     stats = tgbseq.repeat_ratios(s, n_train, n_val)
     assert stats["test"] == pytest.approx(repeat, abs=0.03)
     # over the whole stream the first interaction of a user cannot repeat
-    assert tgbseq.seen_before(s, np.arange(len(s))).mean() == pytest.approx(repeat * 29 / 30, abs=0.02)
+    assert tgbseq.seen_before(s, np.arange(len(s))).mean() == pytest.approx(
+        repeat * 29 / 30, abs=0.02
+    )
 
 
 def test_generator_walks_follow_a_cyclic_order():
@@ -152,7 +160,7 @@ def test_recent_sampler_returns_the_k_latest_links_strictly_before_t(stream):
         want_ids, want_t = other[-k:], stream.t[hit][-k:]
         np.testing.assert_array_equal(ids[row][mask[row]], want_ids)
         np.testing.assert_array_equal(t[row][mask[row]], want_t)
-        assert mask[row].sum() == min(k, hit.sum()) and mask[row, k - mask[row].sum():].all()
+        assert mask[row].sum() == min(k, hit.sum()) and mask[row, k - mask[row].sum() :].all()
 
 
 @pytest.mark.parametrize("name", ["GraphMixer", "DyGFormer", "SASRec"])
@@ -166,8 +174,13 @@ def test_models_do_not_see_the_future(name, stream):
     t = np.full(stream.n_users, when)
     before = fit.model.score(u, v, t)
     future = stream.t >= when
-    changed = tgbseq.Stream(stream.src.copy(), np.where(future, rng.integers(stream.n_items, size=len(stream)),
-                                                        stream.dst), stream.t, stream.n_users, stream.n_items)
+    changed = tgbseq.Stream(
+        stream.src.copy(),
+        np.where(future, rng.integers(stream.n_items, size=len(stream)), stream.dst),
+        stream.t,
+        stream.n_users,
+        stream.n_items,
+    )
     fit.model.sampler = tgbseq.RecentNeighbors(changed)
     np.testing.assert_allclose(fit.model.score(u, v, t), before, rtol=1e-5, atol=1e-6)
 
@@ -209,5 +222,29 @@ def test_epoch_runner_refuses_edgebank(stream):
 def test_sasrec_learns_the_toy():
     bench = tgbseq.benchmark(tgbseq.toy(60, seed=0), 9, 100, seed=0)
     chance = float(np.mean(1 / np.arange(1, 11)))
-    sas = tgbseq.fit("SASRec", bench, epochs=30, lr=0.005, batch_size=16, dim=32, neighbors=16, seed=0)
+    sas = tgbseq.fit(
+        "SASRec", bench, epochs=30, lr=0.005, batch_size=16, dim=32, neighbors=16, seed=0
+    )
     assert tgbseq.evaluate(sas.model, bench).mrr > chance + 0.2
+
+
+# --- chance and the figures -----------------------------------------------------------
+
+
+def test_chance_mrr_is_the_mean_reciprocal_rank_of_a_random_ranking(stream):
+    bench = tgbseq.benchmark(stream, 100, 50, seed=0)
+    k = bench.negatives.shape[1]
+    assert tgbseq.chance_mrr(bench) == pytest.approx(np.mean(1 / np.arange(1, k + 2)))
+    # two negatives: ranks 1, 2, 3 equally likely
+    two = tgbseq.benchmark(hand_stream([(0, i % 3) for i in range(20)]), 2, 5, seed=0)
+    assert two.negatives.shape[1] == 2
+    assert tgbseq.chance_mrr(two) == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+
+
+def test_mrr_figure_draws_one_bar_per_model_and_the_chance_line():
+    fig = tgbseq.mrr_figure({"EdgeBank": 0.2, "SASRec": 0.7}, 0.05, "a title")
+    (bars,) = fig.data
+    assert list(bars.x) == ["EdgeBank", "SASRec"] and list(bars.y) == [0.2, 0.7]
+    assert list(bars.marker.color) == [tgbseq.COLORS["EdgeBank"], tgbseq.COLORS["SASRec"]]
+    assert fig.layout.shapes[0].y0 == 0.05 and fig.layout.title.text == "a title"
+    assert set(tgbseq.COLORS) == set(tgbseq.MODELS)

@@ -1,5 +1,6 @@
 """iclr25.vision: deterministic disjoint splits, the three architectures, cached training."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -97,11 +98,18 @@ def test_training_learns_is_reproducible_and_cached(tmp_path):
     assert accuracy > 0.85
     assert len(list((tmp_path / "cache").iterdir())) == 1
     again = vision.train(data, model, config, progress=False)  # from the cache
-    assert torch.equal(vision.logits(first.model, data.test.x), vision.logits(again.model, data.test.x))
+    assert torch.equal(
+        vision.logits(first.model, data.test.x), vision.logits(again.model, data.test.x)
+    )
     assert again.losses == first.losses
-    smoothed = vision.train(data, model, vision.TrainConfig(epochs=8, batch_size=64, lr=3e-3,
-                                                            anneal_epochs=2, seed=1,
-                                                            label_smoothing=0.2), progress=False)
+    smoothed = vision.train(
+        data,
+        model,
+        vision.TrainConfig(
+            epochs=8, batch_size=64, lr=3e-3, anneal_epochs=2, seed=1, label_smoothing=0.2
+        ),
+        progress=False,
+    )
     assert len(list((tmp_path / "cache").iterdir())) == 2
     assert smoothed.losses[-1] > first.losses[-1]  # smoothed targets cannot be fitted to zero loss
 
@@ -114,15 +122,46 @@ def test_a_fresh_training_run_equals_the_cached_one(tmp_path, monkeypatch):
     torch.manual_seed(123)  # the global generator must not matter
     monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / "other"))
     fresh = vision.train(data, model, config, progress=False)
-    assert torch.equal(vision.logits(cached.model, data.val.x), vision.logits(fresh.model, data.val.x))
+    assert torch.equal(
+        vision.logits(cached.model, data.val.x), vision.logits(fresh.model, data.val.x)
+    )
 
 
 def test_sgd_trains_too_and_bad_optimizers_are_refused(tmp_path):
     data = vision.load("digits")
     model = vision.ModelConfig.for_data("mlp", data, width=32)
-    trained = vision.train(data, model, vision.TrainConfig(epochs=8, lr=0.05, optimizer="sgd"),
-                           progress=False)
+    trained = vision.train(
+        data, model, vision.TrainConfig(epochs=8, lr=0.05, optimizer="sgd"), progress=False
+    )
     accuracy = (vision.logits(trained.model, data.test.x).argmax(-1) == data.test.y).float().mean()
     assert trained.losses[-1] < trained.losses[0] / 3 and accuracy > 0.85
     with pytest.raises(ValueError, match="optimizer must be 'adamw' or 'sgd', got 'adam'"):
         vision.TrainConfig(optimizer="adam")
+
+
+def test_image_grid_draws_each_image_upright_with_its_title_and_style():
+    images = [np.arange(6.0).reshape(2, 3), torch.zeros(1, 2, 3), np.full((2, 3), np.nan)]
+    fig = vision.image_grid(
+        images,
+        2,
+        2,
+        titles=["a", "b", "c"],
+        colorscale=["gray", "Viridis", "gray"],
+        zmax=1.0,
+        hovertemplate="v %{z}",
+        title="grid",
+        height=200,
+    )
+    assert [t.type for t in fig.data] == ["heatmap"] * 3
+    assert np.array_equal(fig.data[0].z, [[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]])  # top row on top
+    assert fig.data[1].z.shape == (2, 3)
+    assert [(t.xaxis, t.yaxis) for t in fig.data] == [("x", "y"), ("x2", "y2"), ("x3", "y3")]
+    assert fig.data[1].colorscale[0][1] != fig.data[0].colorscale[0][1]  # Viridis vs gray
+    assert all(t.zmax == 1.0 and t.zmin is None and t.hovertemplate == "v %{z}" for t in fig.data)
+    assert [a.text for a in fig.layout.annotations] == ["a", "b", "c"]
+    assert fig.layout.title.text == "grid" and fig.layout.height == 200
+    assert not fig.layout.xaxis.visible and fig.layout.yaxis2.scaleanchor == "x"
+    with pytest.raises(ValueError, match="1 to rows \\* cols = 2 images"):
+        vision.image_grid(images, 1, 2)
+    with pytest.raises(ValueError, match="2 per-image values for 3 images"):
+        vision.image_grid(images, 2, 2, zmin=[0, 0])

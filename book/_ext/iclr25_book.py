@@ -21,7 +21,7 @@ from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from iclr25 import toc, scoreboard
+from iclr25 import scoreboard, toc
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -52,8 +52,9 @@ class ScoreboardDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         if self.arguments[0] not in ("claims", "build-times"):
-            raise self.error(f"iclr25-scoreboard takes 'claims' or 'build-times', "
-                             f"not {self.arguments[0]!r}")
+            raise self.error(
+                f"iclr25-scoreboard takes 'claims' or 'build-times', not {self.arguments[0]!r}"
+            )
         return [scoreboard_placeholder(what=self.arguments[0])]
 
 
@@ -64,8 +65,10 @@ def _build_times(app: Sphinx) -> str:
         runtime = data.get("runtime")
         seconds = f"{runtime:.0f} s" if runtime is not None else "not executed"
         rows.append(f"<tr><td>{chapter.slug}</td><td>{seconds}</td></tr>")
-    return ("<table class='iclr25-summary iclr25-build-times'><thead><tr><th>chapter</th>"
-            f"<th>executed in</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return (
+        "<table class='iclr25-summary iclr25-build-times'><thead><tr><th>chapter</th>"
+        f"<th>executed in</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _fill_scoreboard(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -76,7 +79,8 @@ def _fill_scoreboard(app: Sphinx, doctree: nodes.document, docname: str) -> None
             executed = Path(app.outdir).parent / "jupyter_execute" / "notebooks"
             built = {c.slug for c in toc.built()}
             body = scoreboard.page_html(
-                [c for c in scoreboard.collect(executed) if c.chapter in built])
+                [c for c in scoreboard.collect(executed) if c.chapter in built]
+            )
         node.replace_self(nodes.raw("", body, format="html"))
 
 

@@ -32,15 +32,27 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the built chapters and their parameters")
     run = sub.add_parser("run", help="execute one chapter through papermill")
     run.add_argument("slug", help="the chapter, e.g. sro")
-    run.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
-                     help="override a parameter (repeatable)")
-    run.add_argument("--out", default=None, help="folder for the executed notebook and "
-                     "its claims JSON (default: runs/<slug>)")
-    run.add_argument("--smoke", action="store_true",
-                     help="start from the chapter's smoke overrides (seconds)")
+    run.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a parameter (repeatable)",
+    )
+    run.add_argument(
+        "--out",
+        default=None,
+        help="folder for the executed notebook and its claims JSON (default: runs/<slug>)",
+    )
+    run.add_argument(
+        "--smoke", action="store_true", help="start from the chapter's smoke overrides (seconds)"
+    )
     claims = sub.add_parser("claims", help="print the claims recorded in a folder of runs")
-    claims.add_argument("folder", help="a folder that `run` wrote (--out), or the book's "
-                        "_build/jupyter_execute/notebooks")
+    claims.add_argument(
+        "folder",
+        help="a folder that `run` wrote (--out), or the book's _build/jupyter_execute/notebooks",
+    )
     return parser
 
 
@@ -59,9 +71,13 @@ def _overrides(slug: str, pairs: list[str]) -> dict[str, object]:
     for pair in pairs:
         name, eq, text = pair.partition("=")
         if not eq:
-            raise ParameterError(f"-p {pair!r} is not KEY=VALUE; accepted keys: {', '.join(schema)}")
+            raise ParameterError(
+                f"-p {pair!r} is not KEY=VALUE; accepted keys: {', '.join(schema)}"
+            )
         if name not in schema:
-            raise ParameterError(f"unknown parameter {name!r} for {slug}; accepted: {', '.join(schema)}")
+            raise ParameterError(
+                f"unknown parameter {name!r} for {slug}; accepted: {', '.join(schema)}"
+            )
         values[name] = schema[name].parse(name, text)
     return values
 
@@ -94,8 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         notebook, claims = execute(args.slug, out, overrides, smoke=args.smoke, progress=True)
     except PapermillExecutionError as err:
-        print(f"iclr25: {args.slug} failed in cell {err.exec_count}: {err.ename}: {err.evalue}",
-              file=sys.stderr)
+        print(
+            f"iclr25: {args.slug} failed in cell {err.exec_count}: {err.ename}: {err.evalue}",
+            file=sys.stderr,
+        )
         return 1
     for c in claims:
         print(f"  [{c.status}] {c.id}: {c.measured} (bound: {c.bound})")

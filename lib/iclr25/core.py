@@ -10,6 +10,7 @@ renderer. The rest of this module is what chapters share:
 * :func:`cached`, :func:`cached_dir` -- trained artefacts (a value, or a folder of files)
   keyed by a hash of their configuration;
 * :func:`train` -- a small training loop with a tqdm progress bar;
+* :func:`plot` -- one or more y series against x as a plotly line figure;
 * :func:`explore` -- a live ipywidgets control and its static plotly-slider twin;
 * :func:`claim`, :func:`claims_table`, :func:`read_claims` -- the claims a chapter
   tests, decided by its module's ``BOUNDS`` (:class:`Bound`) and ``KNOWN_GAPS``, shown as
@@ -81,21 +82,25 @@ class Param:
         """What this parameter accepts, in words."""
         if self.choices is not None:
             return "one of " + ", ".join(repr(c) for c in self.choices)
-        bounds = [f">= {self.low:g}" if self.low is not None else "",
-                  f"<= {self.high:g}" if self.high is not None else ""]
+        bounds = [
+            f">= {self.low:g}" if self.low is not None else "",
+            f"<= {self.high:g}" if self.high is not None else "",
+        ]
         return " ".join([f"a {self.type.__name__}", *filter(None, bounds)])
 
     def check(self, name: str, value: Any) -> Scalar:
         """Return ``value`` as this parameter's type, or raise :class:`ParameterError`."""
         ok_type = isinstance(value, self.type) and not (
-            self.type is not bool and isinstance(value, bool))
+            self.type is not bool and isinstance(value, bool)
+        )
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok_type = float(value), True
         if not ok_type:
-            raise ParameterError(
-                f"parameter {name!r} got {value!r} ({type(value).__name__}); accepted: {self.accepted()}")
+            got = f"{value!r} ({type(value).__name__})"
+            raise ParameterError(f"parameter {name!r} got {got}; accepted: {self.accepted()}")
         in_range = (self.choices is None or value in self.choices) and (
-            (self.low is None or value >= self.low) and (self.high is None or value <= self.high))
+            (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+        )
         if not in_range:
             raise ParameterError(f"parameter {name!r} got {value!r}; accepted: {self.accepted()}")
         if self.parser is not None:
@@ -116,12 +121,14 @@ class Param:
                 value = float(text) if self.type is float else int(text)
         except (KeyError, ValueError):
             raise ParameterError(
-                f"parameter {name!r} got {text!r}; accepted: {self.accepted()}") from None
+                f"parameter {name!r} got {text!r}; accepted: {self.accepted()}"
+            ) from None
         return self.check(name, value)
 
 
-def validate(schema: Mapping[str, Param], values: Mapping[str, Any], *,
-             complete: bool = False) -> dict[str, Scalar]:
+def validate(
+    schema: Mapping[str, Param], values: Mapping[str, Any], *, complete: bool = False
+) -> dict[str, Scalar]:
     """Check ``values`` against ``schema``; return the schema's defaults updated by them.
 
     Unknown names are errors (papermill only warns about them). With ``complete``,
@@ -129,8 +136,7 @@ def validate(schema: Mapping[str, Param], values: Mapping[str, Any], *,
     """
     unknown = sorted(set(values) - set(schema))
     if unknown:
-        raise ParameterError(
-            f"unknown parameter {unknown[0]!r}; accepted: {', '.join(schema)}")
+        raise ParameterError(f"unknown parameter {unknown[0]!r}; accepted: {', '.join(schema)}")
     missing = sorted(set(schema) - set(values)) if complete else []
     if missing:
         raise ParameterError(f"parameter {missing[0]!r} is not set by the parameters cell")
@@ -146,9 +152,14 @@ def _notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
         hidden = set(get_ipython().user_ns_hidden)  # type: ignore[name-defined]  # noqa: F821
     except NameError:
         pass
-    return {k: v for k, v in namespace.items()
-            if not k.startswith("_") and k not in hidden
-            and not isinstance(v, types.ModuleType) and not callable(v)}
+    return {
+        k: v
+        for k, v in namespace.items()
+        if not k.startswith("_")
+        and k not in hidden
+        and not isinstance(v, types.ModuleType)
+        and not callable(v)
+    }
 
 
 # ---------------------------------------------------------------------------------
@@ -192,8 +203,10 @@ def get_device(device: str = "auto") -> torch.device:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise ParameterError("device 'cuda' was asked for but no CUDA device is present; "
-                             "accepted here: 'auto', 'cpu'")
+        raise ParameterError(
+            "device 'cuda' was asked for but no CUDA device is present; "
+            "accepted here: 'auto', 'cpu'"
+        )
     return torch.device(device)
 
 
@@ -222,8 +235,7 @@ def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
     use_offline_plotly()
     _CURRENT.update(slug=slug, claims=[], bounds=module.BOUNDS, known_gaps=module.KNOWN_GAPS)
     rng = seed_everything(int(params["seed"]))
-    return types.SimpleNamespace(**params, rng=rng,
-                                 torch_device=get_device(str(params["device"])))
+    return types.SimpleNamespace(**params, rng=rng, torch_device=get_device(str(params["device"])))
 
 
 # ---------------------------------------------------------------------------------
@@ -271,8 +283,10 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
     try:
         torch.load(io.BytesIO(payload), weights_only=True)
     except pickle.UnpicklingError as err:
-        raise TypeError(f"cached({name!r}) can only keep tensors in plain containers, "
-                        f"not {type(value).__name__}") from err
+        raise TypeError(
+            f"cached({name!r}) can only keep tensors in plain containers, "
+            f"not {type(value).__name__}"
+        ) from err
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     with os.fdopen(fd, "wb") as f:
@@ -302,7 +316,9 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
         for f in sorted(folder.rglob("*")):
             if f.is_file() and f.name != "MANIFEST.json":
                 with f.open("rb") as handle:
-                    found[str(f.relative_to(folder))] = hashlib.file_digest(handle, "sha256").hexdigest()
+                    found[str(f.relative_to(folder))] = hashlib.file_digest(
+                        handle, "sha256"
+                    ).hexdigest()
         return found
 
     def intact(folder: Path) -> bool:
@@ -337,10 +353,18 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
 # ---------------------------------------------------------------------------------
 
 
-def train(model: torch.nn.Module, batches: Callable[[], Iterable[Any]],
-          loss_fn: Callable[[torch.nn.Module, Any], torch.Tensor], *, epochs: int,
-          lr: float, weight_decay: float = 0.0, optimizer: str = "adamw",
-          desc: str = "training", progress: bool = True) -> list[float]:
+def train(
+    model: torch.nn.Module,
+    batches: Callable[[], Iterable[Any]],
+    loss_fn: Callable[[torch.nn.Module, Any], torch.Tensor],
+    *,
+    epochs: int,
+    lr: float,
+    weight_decay: float = 0.0,
+    optimizer: str = "adamw",
+    desc: str = "training",
+    progress: bool = True,
+) -> list[float]:
     """Minimise ``loss_fn(model, batch)`` over ``epochs`` passes of ``batches()``.
 
     ``optimizer`` is ``"adamw"`` (decoupled weight decay) or ``"sgd"`` (momentum 0.9,
@@ -350,9 +374,10 @@ def train(model: torch.nn.Module, batches: Callable[[], Iterable[Any]],
     import torch
     from tqdm.auto import tqdm
 
-    optimisers = {"adamw": lambda ps: torch.optim.AdamW(ps, lr=lr, weight_decay=weight_decay),
-                  "sgd": lambda ps: torch.optim.SGD(ps, lr=lr, momentum=0.9,
-                                                    weight_decay=weight_decay)}
+    optimisers = {
+        "adamw": lambda ps: torch.optim.AdamW(ps, lr=lr, weight_decay=weight_decay),
+        "sgd": lambda ps: torch.optim.SGD(ps, lr=lr, momentum=0.9, weight_decay=weight_decay),
+    }
     if optimizer not in optimisers:
         raise ValueError(f"unknown optimizer {optimizer!r}; accepted: {', '.join(optimisers)}")
     optimiser = optimisers[optimizer](model.parameters())
@@ -382,12 +407,13 @@ def figure_html(fig: go.Figure | dict) -> str:
     """A figure as an HTML fragment that draws with the page's own plotly.js (no CDN)."""
     import plotly.io as pio
 
-    return pio.to_html(fig, full_html=False, include_plotlyjs=False,
-                       include_mathjax=False, auto_play=False)
+    return pio.to_html(
+        fig, full_html=False, include_plotlyjs=False, include_mathjax=False, auto_play=False
+    )
 
 
 def use_offline_plotly() -> None:
-    """Make ``fig.show()`` emit both plotly's mimetype (for Jupyter) and offline HTML (for the book)."""
+    """Make ``fig.show()`` emit plotly's mimetype (for Jupyter) and offline HTML (for the book)."""
     import plotly.io as pio
     from plotly.io.base_renderers import MimetypeRenderer
 
@@ -400,13 +426,43 @@ def use_offline_plotly() -> None:
     pio.templates.default = "plotly_white"
 
 
+def plot(
+    x: Sequence[float],
+    ys: Mapping[str, Sequence[float]],
+    *,
+    title: str = "",
+    xlabel: str = "",
+    ylabel: str = "",
+    log_x: bool = False,
+    log_y: bool = False,
+    mode: str = "lines",
+    colors: Mapping[str, str] | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """A line figure: each series ``ys[name]`` against ``x``, named in the legend.
+
+    ``mode`` is plotly's (``"lines"``, ``"lines+markers"``), ``colors`` maps a series
+    to its colour (default: the template's colour cycle), ``log_x``/``log_y`` make an
+    axis logarithmic. Further traces and layout can be added to the returned figure.
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for name, y in ys.items():
+        fig.add_scatter(x=x, y=y, name=name, mode=mode, line_color=(colors or {}).get(name))
+    fig.update_xaxes(title_text=xlabel, type="log" if log_x else None)
+    fig.update_yaxes(title_text=ylabel, type="log" if log_y else None)
+    return fig.update_layout(title=title, height=height)
+
+
 # ---------------------------------------------------------------------------------
 # Widgets: a live control and its static twin
 # ---------------------------------------------------------------------------------
 
 
-def slider_figure(figures: Sequence[go.Figure], values: Sequence[Scalar],
-                  label: str, active: int = 0) -> go.Figure:
+def slider_figure(
+    figures: Sequence[go.Figure], values: Sequence[Scalar], label: str, active: int = 0
+) -> go.Figure:
     """One figure holding every figure of ``figures``, a plotly slider choosing which shows.
 
     The slider switches trace visibility and the title, so it works on a static page
@@ -424,17 +480,30 @@ def slider_figure(figures: Sequence[go.Figure], values: Sequence[Scalar],
             owner.append(k)
     for trace, k in zip(combined.data, owner):
         trace.visible = k == active
-    steps = [dict(method="update", label=str(v),
-                  args=[{"visible": [k == i for k in owner]},
-                        {"title.text": fig.layout.title.text}])
-             for i, (v, fig) in enumerate(zip(values, figures))]
-    combined.update_layout(sliders=[dict(active=active, steps=steps, pad=dict(t=50),
-                                         currentvalue=dict(prefix=f"{label}: "))])
+    steps = [
+        dict(
+            method="update",
+            label=str(v),
+            args=[{"visible": [k == i for k in owner]}, {"title.text": fig.layout.title.text}],
+        )
+        for i, (v, fig) in enumerate(zip(values, figures))
+    ]
+    combined.update_layout(
+        sliders=[
+            dict(active=active, steps=steps, pad=dict(t=50), currentvalue=dict(prefix=f"{label}: "))
+        ]
+    )
     return combined
 
 
-def explore(make_figure: Callable[[Any], go.Figure], values: Sequence[Scalar], label: str,
-            *, live: Any = None, active: int = 0) -> go.Figure:
+def explore(
+    make_figure: Callable[[Any], go.Figure],
+    values: Sequence[Scalar],
+    label: str,
+    *,
+    live: Any = None,
+    active: int = 0,
+) -> go.Figure:
     """Show a live control redrawing ``make_figure(value)``, then its static slider twin.
 
     ``live`` is the ipywidgets control for Jupyter (default: a selection slider over
@@ -446,9 +515,17 @@ def explore(make_figure: Callable[[Any], go.Figure], values: Sequence[Scalar], l
     from IPython.display import display
 
     twin = slider_figure([make_figure(v) for v in values], values, label, active)
-    control = live if live is not None else widgets.SelectionSlider(
-        options=list(values), value=values[active], description=label,
-        continuous_update=False, style={"description_width": "initial"})
+    control = (
+        live
+        if live is not None
+        else widgets.SelectionSlider(
+            options=list(values),
+            value=values[active],
+            description=label,
+            continuous_update=False,
+            style={"description_width": "initial"},
+        )
+    )
     out = widgets.Output()
 
     def redraw(change: Mapping[str, Any]) -> None:
@@ -457,8 +534,10 @@ def explore(make_figure: Callable[[Any], go.Figure], values: Sequence[Scalar], l
             make_figure(change["new"]).show()
 
     control.observe(redraw, names="value")
-    note = widgets.HTML("<em>Live control: redraws with a running kernel. "
-                        "On the static page, use the slider of the figure below.</em>")
+    note = widgets.HTML(
+        "<em>Live control: redraws with a running kernel. "
+        "On the static page, use the slider of the figure below.</em>"
+    )
     display(widgets.VBox([note, control, out]))
     twin.show()
     return twin
@@ -492,8 +571,12 @@ class Bound:
         values = [float(v) for v in np.ravel(np.asarray(value, dtype=float))]
         if not values:
             raise ValueError("a Bound checks at least one value, got none")
-        tests = [(self.ge, lambda v, b: v >= b), (self.gt, lambda v, b: v > b),
-                 (self.le, lambda v, b: v <= b), (self.lt, lambda v, b: v < b)]
+        tests = [
+            (self.ge, lambda v, b: v >= b),
+            (self.gt, lambda v, b: v > b),
+            (self.le, lambda v, b: v <= b),
+            (self.lt, lambda v, b: v < b),
+        ]
         return all(op(v, b) for v in values for b, op in tests if b is not None)
 
     def __str__(self) -> str:
@@ -517,8 +600,10 @@ def check_bound(spec: BoundSpec, value: Any) -> bool:
     if isinstance(spec, Bound):
         return spec(value)
     if not isinstance(value, Mapping) or set(value) != set(spec):
-        raise ValueError(f"this claim's bound names {sorted(spec)}; its value must be a "
-                         f"mapping with exactly those keys, got {value!r}")
+        raise ValueError(
+            f"this claim's bound names {sorted(spec)}; its value must be a "
+            f"mapping with exactly those keys, got {value!r}"
+        )
     return all(bound(value[name]) for name, bound in spec.items())
 
 
@@ -554,15 +639,23 @@ class Claim:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"claim {self.id!r} has kind {self.kind!r}; accepted: {', '.join(KINDS)}")
+            raise ValueError(
+                f"claim {self.id!r} has kind {self.kind!r}; accepted: {', '.join(KINDS)}"
+            )
         declared = self.diagnosis is not None
-        self.status = (("holds, gap declared" if declared else "holds") if self.holds
-                       else ("known gap" if declared else "FAILED"))
+        self.status = (
+            ("holds, gap declared" if declared else "holds")
+            if self.holds
+            else ("known gap" if declared else "FAILED")
+        )
 
 
-_STATUS_STYLE = {"holds": "color:#1a7f37", "known gap": "color:#9a6700",
-                 "FAILED": "color:#cf222e;font-weight:bold",
-                 "holds, gap declared": "color:#cf222e"}
+_STATUS_STYLE = {
+    "holds": "color:#1a7f37",
+    "known gap": "color:#9a6700",
+    "FAILED": "color:#cf222e;font-weight:bold",
+    "holds, gap declared": "color:#cf222e",
+}
 
 
 def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
@@ -576,12 +669,22 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
             f"<tr>{first}<td><code>{html.escape(c.id)}</code></td><td>{c.kind}</td>"
             f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
             f"<td>{html.escape(c.measured)}</td><td>{html.escape(c.bound)}</td>"
-            f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{note}</td></tr>")
-    heads = ["chapter"] * chapter_column + ["claim", "kind", "statement", "paper",
-                                            "measured here", "bound", "status"]
+            f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{note}</td></tr>"
+        )
+    heads = ["chapter"] * chapter_column + [
+        "claim",
+        "kind",
+        "statement",
+        "paper",
+        "measured here",
+        "bound",
+        "status",
+    ]
     head = "".join(f"<th>{h}</th>" for h in heads)
-    return (f"<table class='iclr25-claims'><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    return (
+        f"<table class='iclr25-claims'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def format_value(value: Any) -> str:
@@ -593,8 +696,16 @@ def format_value(value: Any) -> str:
     return f"{float(value):.4g}"
 
 
-def claim(id: str, statement: str, *, kind: str, paper: str, value: Any,
-          measured: str | None = None, **refused: Any) -> Claim:
+def claim(
+    id: str,
+    statement: str,
+    *,
+    kind: str,
+    paper: str,
+    value: Any,
+    measured: str | None = None,
+    **refused: Any,
+) -> Claim:
     """Record and show one claim: the paper's figure beside ours, and whether it holds.
 
     ``value`` is what this run measured; the chapter module's ``BOUNDS[id]`` decides
@@ -605,18 +716,31 @@ def claim(id: str, statement: str, *, kind: str, paper: str, value: Any,
     from IPython.display import display
 
     if refused:
-        raise TypeError(f"claim() got {', '.join(map(repr, refused))}; it takes no gap: "
-                        "declare a known gap in the chapter module's KNOWN_GAPS before the run")
+        raise TypeError(
+            f"claim() got {', '.join(map(repr, refused))}; it takes no gap: "
+            "declare a known gap in the chapter module's KNOWN_GAPS before the run"
+        )
     if _CURRENT["slug"] is None:
         raise RuntimeError("claim() before chapter(): start the chapter first")
     bounds, gaps = _CURRENT["bounds"], _CURRENT["known_gaps"]
     if id not in bounds:
-        raise KeyError(f"claim {id!r} has no entry in iclr25.chapters.{_CURRENT['slug']}.BOUNDS; "
-                       f"its bounds: {', '.join(bounds) or 'none'}")
+        raise KeyError(
+            f"claim {id!r} has no entry in iclr25.chapters.{_CURRENT['slug']}.BOUNDS; "
+            f"its bounds: {', '.join(bounds) or 'none'}"
+        )
     if measured is None:
         measured = format_value(value)
-    c = Claim(_CURRENT["slug"], id, kind, statement, paper, measured,
-              describe_bound(bounds[id]), bool(check_bound(bounds[id], value)), gaps.get(id))
+    c = Claim(
+        _CURRENT["slug"],
+        id,
+        kind,
+        statement,
+        paper,
+        measured,
+        describe_bound(bounds[id]),
+        bool(check_bound(bounds[id], value)),
+        gaps.get(id),
+    )
     _CURRENT["claims"].append(c)
     display({"text/html": claim_rows([c]), CLAIM_MIME: asdict(c)}, raw=True)
     return c
@@ -655,11 +779,17 @@ def claim_from_record(record: Mapping[str, Any]) -> Claim:
 def book_problems(claims: Sequence[Claim], known_gaps: Mapping[str, str]) -> list[str]:
     """What a book-mode run must not have: a FAILED claim, a stale gap declaration, or a
     declaration that names no claim of the run. Empty when the run is in order."""
-    problems = [f"{c.chapter}/{c.id}: {c.status} (measured {c.measured}; bound {c.bound})"
-                for c in claims if c.status in ("FAILED", "holds, gap declared")]
+    problems = [
+        f"{c.chapter}/{c.id}: {c.status} (measured {c.measured}; bound {c.bound})"
+        for c in claims
+        if c.status in ("FAILED", "holds, gap declared")
+    ]
     ran = {c.id for c in claims}
-    problems += [f"KNOWN_GAPS declares {gap!r}, which no claim of the run has"
-                 for gap in known_gaps if gap not in ran]
+    problems += [
+        f"KNOWN_GAPS declares {gap!r}, which no claim of the run has"
+        for gap in known_gaps
+        if gap not in ran
+    ]
     return problems
 
 
@@ -685,7 +815,8 @@ class Timing:
         return float(np.median(self.cpu))
 
     def __str__(self) -> str:
-        return f"{self.median_wall:.3g} s wall, {self.median_cpu:.3g} s CPU (median of {len(self.wall)})"
+        n = len(self.wall)
+        return f"{self.median_wall:.3g} s wall, {self.median_cpu:.3g} s CPU (median of {n})"
 
 
 def alternate(methods: Mapping[str, Callable[[int], Any]], rounds: int) -> dict[str, Timing]:

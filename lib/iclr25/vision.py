@@ -17,6 +17,7 @@ subsets, sensitivity, probing, mode connectivity). This module is what they shar
   label smoothing and a step learning-rate schedule, through
   :func:`iclr25.core.train` (Adam or SGD) and cached by configuration through
   :func:`iclr25.core.cached`.
+* :func:`image_grid` -- images in a grid of plotly heatmaps with a title each.
 
 The layers come from torch (``nn.TransformerEncoder`` for the transformer), the
 label smoothing from ``F.cross_entropy(label_smoothing=...)``; only the data
@@ -27,9 +28,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
@@ -38,6 +39,9 @@ from scipy import ndimage
 from torch import nn
 
 from iclr25 import core
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 SPLITS = ("train", "val", "test")
 FRACTIONS = (0.6, 0.2, 0.2)  # train / validation / test
@@ -102,8 +106,9 @@ def _split_indices(n: int, rng: np.random.Generator) -> list[np.ndarray]:
     return np.split(order, cuts)
 
 
-def _line(canvas: np.ndarray, rng: np.random.Generator, length: tuple[float, float],
-          value: float) -> None:
+def _line(
+    canvas: np.ndarray, rng: np.random.Generator, length: tuple[float, float], value: float
+) -> None:
     """Draw a straight stroke of random position, angle and length onto ``canvas``."""
     h, w = canvas.shape
     start = rng.uniform(0, [h, w])
@@ -112,11 +117,13 @@ def _line(canvas: np.ndarray, rng: np.random.Generator, length: tuple[float, flo
     points = np.rint(start + t * [np.sin(angle), np.cos(angle)]).astype(int)
     inside = (points >= 0).all(1) & (points < [h, w]).all(1)
     canvas[points[inside, 0], points[inside, 1]] = np.maximum(
-        canvas[points[inside, 0], points[inside, 1]], value)
+        canvas[points[inside, 0], points[inside, 1]], value
+    )
 
 
-def _finish(objects: np.ndarray, rng: np.random.Generator, noise: float,
-            distractor: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+def _finish(
+    objects: np.ndarray, rng: np.random.Generator, noise: float, distractor: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Add one distractor stroke and Gaussian pixel noise; clip to [0, 1].
 
     Returns the images and the object masks (object pixels above 0.25 before clutter).
@@ -129,17 +136,21 @@ def _finish(objects: np.ndarray, rng: np.random.Generator, noise: float,
     return np.clip(images, 0.0, 1.0), masks
 
 
-def _noisy_digits(base: np.ndarray, rng: np.random.Generator, size: int = 16,
-                  noise: float = 0.25, jitter: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def _noisy_digits(
+    base: np.ndarray, rng: np.random.Generator, size: int = 16, noise: float = 0.25, jitter: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
     """Each 8x8 digit rescaled to 10-14 pixels, placed up to ``jitter`` pixels off the
     centre of a ``size`` x ``size`` canvas, with a distractor stroke and pixel noise."""
     objects = np.zeros((len(base), size, size), np.float32)
     for k, digit in enumerate(base):
         glyph = np.clip(ndimage.zoom(digit, int(rng.integers(10, 15)) / 8, order=1), 0, 1)
         top = [(size - side) // 2 for side in glyph.shape]
-        r, c = np.clip(top + rng.integers(-jitter, jitter + 1, size=2), 0,
-                       [size - side for side in glyph.shape])
-        objects[k, r:r + glyph.shape[0], c:c + glyph.shape[1]] = glyph
+        r, c = np.clip(
+            top + rng.integers(-jitter, jitter + 1, size=2),
+            0,
+            [size - side for side in glyph.shape],
+        )
+        objects[k, r : r + glyph.shape[0], c : c + glyph.shape[1]] = glyph
     return _finish(objects, rng, noise, distractor=(4, 9))
 
 
@@ -166,8 +177,13 @@ def _shape_mask(kind: str, u: np.ndarray, v: np.ndarray, radius: float) -> np.nd
     raise ValueError(f"unknown shape {kind!r}; accepted: {', '.join(SHAPES)}")
 
 
-def _shapes(labels: np.ndarray, rng: np.random.Generator, size: int = 16, noise: float = 0.15,
-            radius: tuple[float, float] = (4.0, 6.5)) -> tuple[np.ndarray, np.ndarray]:
+def _shapes(
+    labels: np.ndarray,
+    rng: np.random.Generator,
+    size: int = 16,
+    noise: float = 0.15,
+    radius: tuple[float, float] = (4.0, 6.5),
+) -> tuple[np.ndarray, np.ndarray]:
     """Shape ``SHAPES[label]`` with random radius (in ``radius`` pixels), rotation,
     centre and brightness on a ``size`` x ``size`` canvas, with a distractor stroke and
     pixel noise. Small rotated shapes on a coarse grid are genuinely ambiguous (a
@@ -186,9 +202,11 @@ def _shapes(labels: np.ndarray, rng: np.random.Generator, size: int = 16, noise:
 
 
 def _to_split(images: np.ndarray, labels: np.ndarray, masks: np.ndarray | None = None) -> Split:
-    return Split(torch.from_numpy(np.ascontiguousarray(images, np.float32)).unsqueeze(1),
-                 torch.from_numpy(labels.astype(np.int64)),
-                 None if masks is None else torch.from_numpy(masks))
+    return Split(
+        torch.from_numpy(np.ascontiguousarray(images, np.float32)).unsqueeze(1),
+        torch.from_numpy(labels.astype(np.int64)),
+        None if masks is None else torch.from_numpy(masks),
+    )
 
 
 DATASETS = ("digits", "digits16", "noisy_digits", "shapes")
@@ -208,8 +226,10 @@ def load(name: str, seed: int = 0, n: int | None = None) -> ImageData:
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; accepted: {', '.join(DATASETS)}")
     if n is not None and (name in ("digits", "digits16") or n < 10):
-        raise ValueError(f"dataset {name!r} got n={n}; accepted: n=None for 'digits' and "
-                         "'digits16', an int >= 10 for 'noisy_digits' and 'shapes'")
+        raise ValueError(
+            f"dataset {name!r} got n={n}; accepted: n=None for 'digits' and "
+            "'digits16', an int >= 10 for 'noisy_digits' and 'shapes'"
+        )
     sizes = [round(f * (6000 if n is None else n)) for f in FRACTIONS]
     if name == "shapes":
         splits = []
@@ -225,8 +245,13 @@ def load(name: str, seed: int = 0, n: int | None = None) -> ImageData:
     if name == "digits":
         splits = [_to_split(images[i], labels[i]) for i in parts]
     elif name == "digits16":
-        up = F.interpolate(torch.from_numpy(images).unsqueeze(1), size=16, mode="bilinear",
-                           align_corners=False).squeeze(1).numpy()
+        up = (
+            F.interpolate(
+                torch.from_numpy(images).unsqueeze(1), size=16, mode="bilinear", align_corners=False
+            )
+            .squeeze(1)
+            .numpy()
+        )
         splits = [_to_split(up[i], labels[i]) for i in parts]
     else:
         splits = []
@@ -235,8 +260,9 @@ def load(name: str, seed: int = 0, n: int | None = None) -> ImageData:
             chosen = rng.choice(index, size=size, replace=True)
             noisy, masks = _noisy_digits(images[chosen], rng)
             splits.append(_to_split(noisy, labels[chosen], masks))
-    return ImageData(name, tuple(str(d) for d in range(10)), *splits,
-                     spec={"name": name, "seed": seed, "n": n})
+    return ImageData(
+        name, tuple(str(d) for d in range(10)), *splits, spec={"name": name, "seed": seed, "n": n}
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -265,12 +291,16 @@ class ModelConfig:
             raise ValueError(f"unknown architecture {self.arch!r}; accepted: {', '.join(ARCHS)}")
         for name in ("width", "depth", "n_classes", "patch", "heads"):
             if int(getattr(self, name)) < 1:
-                raise ValueError(f"ModelConfig.{name} must be a positive int, got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"ModelConfig.{name} must be a positive int, got {getattr(self, name)!r}"
+                )
         object.__setattr__(self, "in_shape", tuple(int(s) for s in self.in_shape))
         _, h, w = self.in_shape
         if self.arch == "vit" and (h % self.patch or w % self.patch or self.width % self.heads):
-            raise ValueError(f"ViT needs patch {self.patch} to divide the image size {h}x{w} and "
-                             f"heads {self.heads} to divide width {self.width}")
+            raise ValueError(
+                f"ViT needs patch {self.patch} to divide the image size {h}x{w} and "
+                f"heads {self.heads} to divide width {self.width}"
+            )
 
     @classmethod
     def for_data(cls, arch: str, data: ImageData, **kwargs: int) -> ModelConfig:
@@ -294,15 +324,23 @@ class ViTBackbone(nn.Module):
     """Vision transformer: non-overlapping patches -> tokens, a [CLS] token and learned
     positions, pre-norm ``nn.TransformerEncoder`` blocks; the [CLS] output is the feature."""
 
-    def __init__(self, in_shape: tuple[int, int, int], width: int, depth: int, patch: int,
-                 heads: int) -> None:
+    def __init__(
+        self, in_shape: tuple[int, int, int], width: int, depth: int, patch: int, heads: int
+    ) -> None:
         super().__init__()
         c, h, w = in_shape
         self.embed = nn.Conv2d(c, width, patch, stride=patch)
         self.cls = nn.Parameter(torch.zeros(1, 1, width))
         self.pos = nn.Parameter(0.02 * torch.randn(1, (h // patch) * (w // patch) + 1, width))
-        block = nn.TransformerEncoderLayer(width, heads, dim_feedforward=2 * width, dropout=0.0,
-                                           activation="gelu", batch_first=True, norm_first=True)
+        block = nn.TransformerEncoderLayer(
+            width,
+            heads,
+            dim_feedforward=2 * width,
+            dropout=0.0,
+            activation="gelu",
+            batch_first=True,
+            norm_first=True,
+        )
         self.encoder = nn.TransformerEncoder(block, depth, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(width)
 
@@ -323,7 +361,7 @@ def build(config: ModelConfig) -> Classifier:
     if config.arch == "cnn":
         layers, channels, side = [], c, min(h, w)
         for k in range(config.depth):
-            out = config.width * 2 ** k
+            out = config.width * 2**k
             layers += [nn.Conv2d(channels, out, 3, padding=1), nn.BatchNorm2d(out), nn.ReLU()]
             if side >= 4:  # pool while the map is at least 4 pixels wide
                 layers.append(nn.MaxPool2d(2))
@@ -371,8 +409,10 @@ class TrainConfig:
         if not 0 <= self.anneal_epochs < self.epochs:
             raise ValueError(f"anneal_epochs must be in [0, epochs), got {self.anneal_epochs!r}")
         if self.batch_size < 1 or self.threads < 1 or self.lr <= 0 or self.weight_decay < 0:
-            raise ValueError("TrainConfig needs batch_size >= 1, threads >= 1, lr > 0 and "
-                             f"weight_decay >= 0; got {self}")
+            raise ValueError(
+                "TrainConfig needs batch_size >= 1, threads >= 1, lr > 0 and "
+                f"weight_decay >= 0; got {self}"
+            )
 
 
 class Trained(NamedTuple):
@@ -389,8 +429,14 @@ def _fingerprint(split: Split) -> str:
     return digest.hexdigest()[:16]
 
 
-def train(data: ImageData, model: ModelConfig, config: TrainConfig, *,
-          device: str | torch.device = "cpu", progress: bool = True) -> Trained:
+def train(
+    data: ImageData,
+    model: ModelConfig,
+    config: TrainConfig,
+    *,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+) -> Trained:
     """Train ``model`` on ``data.train`` by ``config``; cached by all three.
 
     The loss is ``F.cross_entropy(logits, y, label_smoothing=alpha)``, torch's label
@@ -401,8 +447,11 @@ def train(data: ImageData, model: ModelConfig, config: TrainConfig, *,
     training split, the model config and the training config.
     """
     device = core.get_device(device) if isinstance(device, str) else device
-    key = {"data": {**data.spec, "train": _fingerprint(data.train)},
-           "model": asdict(model), "train": asdict(config)}
+    key = {
+        "data": {**data.spec, "train": _fingerprint(data.train)},
+        "model": asdict(model),
+        "train": asdict(config),
+    }
 
     def fit() -> dict[str, Any]:
         with torch.random.fork_rng(devices=[]):
@@ -414,7 +463,7 @@ def train(data: ImageData, model: ModelConfig, config: TrainConfig, *,
         def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
             perm = torch.randperm(len(y), generator=order).to(device)
             for start in range(0, len(y), config.batch_size):
-                idx = perm[start:start + config.batch_size]
+                idx = perm[start : start + config.batch_size]
                 yield x[idx], y[idx]
 
         def loss_fn(net: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
@@ -422,14 +471,24 @@ def train(data: ImageData, model: ModelConfig, config: TrainConfig, *,
 
         desc = f"{model.arch} on {data.name}, alpha={config.label_smoothing:g}, seed {config.seed}"
         losses: list[float] = []
-        steps = [(config.lr, config.epochs - config.anneal_epochs), (config.lr / 10, config.anneal_epochs)]
+        steps = [
+            (config.lr, config.epochs - config.anneal_epochs),
+            (config.lr / 10, config.anneal_epochs),
+        ]
         with core.threads(config.threads):
             for lr, epochs in steps:  # each core.train call starts a fresh Adam
                 if epochs:
-                    losses += core.train(net, batches, loss_fn, epochs=epochs, lr=lr,
-                                         weight_decay=config.weight_decay,
-                                         optimizer=config.optimizer, desc=desc,
-                                         progress=progress)
+                    losses += core.train(
+                        net,
+                        batches,
+                        loss_fn,
+                        epochs=epochs,
+                        lr=lr,
+                        weight_decay=config.weight_decay,
+                        optimizer=config.optimizer,
+                        desc=desc,
+                        progress=progress,
+                    )
         return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "losses": losses}
 
     stored = core.cached("vision-classifier", key, fit)
@@ -443,5 +502,77 @@ def logits(model: nn.Module, x: torch.Tensor, batch_size: int = 2048) -> torch.T
     """The model's logits for images ``x``, computed in eval mode, returned on the CPU."""
     model.eval()
     device = next(model.parameters()).device
-    return torch.cat([model(x[i:i + batch_size].to(device)).cpu()
-                      for i in range(0, len(x), batch_size)])
+    return torch.cat(
+        [model(x[i : i + batch_size].to(device)).cpu() for i in range(0, len(x), batch_size)]
+    )
+
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+
+def image_grid(
+    images: Sequence[np.ndarray | torch.Tensor],
+    rows: int,
+    cols: int,
+    *,
+    titles: Sequence[str] | None = None,
+    colorscale: str | Sequence[str] = "gray",
+    zmin: float | None | Sequence[float | None] = None,
+    zmax: float | None | Sequence[float | None] = None,
+    hovertemplate: str | None | Sequence[str | None] = None,
+    spacing: tuple[float, float] = (0.01, 0.08),
+    title_size: int = 10,
+    **layout: Any,
+) -> go.Figure:
+    """``images`` (each h x w, or 1 x h x w) as heatmaps filling a ``rows`` x ``cols``
+    grid row by row, top row of each image at the top, square pixels and no axes.
+
+    ``colorscale``, ``zmin``, ``zmax`` and ``hovertemplate`` are one value for every
+    image or one per image (NaN pixels show the plot background); ``spacing`` is the
+    (horizontal, vertical) gap between cells, ``title_size`` the font size of the
+    titles, and ``layout`` goes to ``fig.update_layout`` (title, height, ...).
+    """
+    from plotly.subplots import make_subplots
+
+    n = len(images)
+    if not 0 < n <= rows * cols or (titles is not None and len(titles) != n):
+        raise ValueError(
+            f"image_grid needs 1 to rows * cols = {rows * cols} images and one "
+            f"title per image; got {n} images, "
+            f"{'no' if titles is None else len(titles)} titles"
+        )
+
+    def each(value: Any) -> list[Any]:
+        """One value per image: ``value`` itself when a list or tuple, else repeated."""
+        if not isinstance(value, (list, tuple)):
+            return [value] * n
+        if len(value) != n:
+            raise ValueError(f"image_grid got {len(value)} per-image values for {n} images")
+        return list(value)
+
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        horizontal_spacing=spacing[0],
+        vertical_spacing=spacing[1],
+        subplot_titles=titles,
+    )
+    for k, (image, scale, low, high, hover) in enumerate(
+        zip(images, each(colorscale), each(zmin), each(zmax), each(hovertemplate))
+    ):
+        z = np.asarray(image).reshape(np.shape(image)[-2:])[::-1]
+        fig.add_heatmap(
+            z=z,
+            colorscale=scale,
+            zmin=low,
+            zmax=high,
+            hovertemplate=hover,
+            showscale=False,
+            row=k // cols + 1,
+            col=k % cols + 1,
+        )
+    fig.update_xaxes(visible=False).update_yaxes(visible=False, scaleanchor="x")
+    fig.update_annotations(font_size=title_size)
+    return fig.update_layout(**layout)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -91,12 +91,13 @@ def dvv(g: int, ds: Sequence[int], i: int) -> Fraction:
     ds = tuple(ds)
     if not 0 <= i < len(ds):
         raise ValueError(f"dvv removes one of the {len(ds)} points, got index {i}")
-    k, rest = ds[i] - 1, ds[:i] + ds[i + 1:]
+    k, rest = ds[i] - 1, ds[:i] + ds[i + 1 :]
     total = Fraction(0)
     for j, dj in enumerate(rest):  # the marked point j absorbs the removed one
         if dj + k >= 0:
-            total += Fraction(double_factorial(2 * k + 2 * dj + 1), double_factorial(2 * dj - 1)) * \
-                _correlator(g, _key(rest[:j] + (dj + k,) + rest[j + 1:]))
+            total += Fraction(
+                double_factorial(2 * k + 2 * dj + 1), double_factorial(2 * dj - 1)
+            ) * _correlator(g, _key(rest[:j] + (dj + k,) + rest[j + 1 :]))
     m = len(rest)
     for r in range(k):  # r + s = k - 1: the curve degenerates at a node
         s = k - 1 - r
@@ -113,7 +114,7 @@ def dvv(g: int, ds: Sequence[int], i: int) -> Fraction:
     return total / double_factorial(2 * k + 3)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _correlator(g: int, ds: tuple[int, ...]) -> Fraction:
     n = len(ds)
     if not is_stable(g, n) or sum(ds) != 3 * g - 3 + n:
@@ -129,8 +130,10 @@ def correlator(g: int, ds: Sequence[int]) -> Fraction:
     """<tau_d1 ... tau_dn>_g exactly, by the DVV recursion from <tau_0^3>_0 = 1 and
     <tau_1>_1 = 1/24 (memoised). Zero unless 2g - 2 + n > 0 and sum d_i = 3g - 3 + n."""
     if not (isinstance(g, int) and g >= 0 and all(isinstance(d, int) and d >= 0 for d in ds)):
-        raise ValueError(f"intersection numbers need a genus g >= 0 and integers d_i >= 0, "
-                         f"got g={g!r}, d={tuple(ds)!r}")
+        raise ValueError(
+            f"intersection numbers need a genus g >= 0 and integers d_i >= 0, "
+            f"got g={g!r}, d={tuple(ds)!r}"
+        )
     return _correlator(g, _key(ds))
 
 
@@ -182,16 +185,16 @@ class Dataset(NamedTuple):
     log_value: np.ndarray
 
     @classmethod
-    def from_rows(cls, rows: dict[str, list], n_max: int) -> "Dataset":
+    def from_rows(cls, rows: dict[str, list], n_max: int) -> Dataset:
         d = np.full((len(rows["d"]), n_max), -1, dtype=np.int64)
         for row, ds in enumerate(rows["d"]):
-            d[row, :len(ds)] = ds
+            d[row, : len(ds)] = ds
         return cls(np.array(rows["g"]), np.array(rows["n"]), d, np.array(rows["log_value"]))
 
     def __len__(self) -> int:
         return len(self.g)
 
-    def subset(self, index: np.ndarray) -> "Dataset":
+    def subset(self, index: np.ndarray) -> Dataset:
         return Dataset(*(a[index] for a in self))
 
 
@@ -218,7 +221,9 @@ def asymptotic_terms(data: Dataset) -> np.ndarray:
     g, n = data.g.astype(np.float64), data.n.astype(np.float64)
     top = log_double_factorial(6 * g - 5 + 2 * n)
     genus = -(g * math.log(24) + np.vectorize(math.lgamma)(g + 1))
-    marked = np.where(data.d >= 0, log_double_factorial(2 * np.maximum(data.d, 0) + 1), 0.0).sum(axis=1)
+    marked = np.where(data.d >= 0, log_double_factorial(2 * np.maximum(data.d, 0) + 1), 0.0).sum(
+        axis=1
+    )
     return np.stack([top, genus, -marked], axis=1)
 
 
@@ -253,8 +258,12 @@ class DRA(nn.Module):
         self.a, self.b, self.c, self.d = (nn.Parameter(torch.randn(1)) for _ in range(4))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return (x + self.b * sin2_over(self.a, x) + self.c * torch.cos(self.a * x)
-                + self.d * torch.tanh(self.b * x))
+        return (
+            x
+            + self.b * sin2_over(self.a, x)
+            + self.c * torch.cos(self.a * x)
+            + self.d * torch.tanh(self.b * x)
+        )
 
 
 class Snake(nn.Module):
@@ -269,7 +278,11 @@ class Snake(nn.Module):
 
 
 ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
-    "dra": DRA, "relu": nn.ReLU, "gelu": nn.GELU, "snake": Snake}
+    "dra": DRA,
+    "relu": nn.ReLU,
+    "gelu": nn.GELU,
+    "snake": Snake,
+}
 
 
 def activation(name: str) -> nn.Module:
@@ -321,8 +334,15 @@ class IntersectionTransformer(nn.Module):
             return nn.Sequential(nn.Linear(n_in, width), activation(act), nn.Linear(width, n_out))
 
         self.embed_gn, self.embed_d = mlp(2, width), mlp(1, width)
-        layer = nn.TransformerEncoderLayer(width, heads, 2 * width, dropout=0.0, activation=activation(act),
-                                           batch_first=True, norm_first=True)
+        layer = nn.TransformerEncoderLayer(
+            width,
+            heads,
+            2 * width,
+            dropout=0.0,
+            activation=activation(act),
+            batch_first=True,
+            norm_first=True,
+        )
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.head = mlp(2 * width, 1)
         for name in ("gn_scale", "d_scale", "y_mean", "y_std"):
@@ -364,9 +384,19 @@ def l1_loss(model: IntersectionTransformer, batch: tuple[Batch, torch.Tensor]) -
     return (model.standardised(inputs) - (y - model.y_mean) / model.y_std).abs().mean()
 
 
-def fit(act: str, data: Dataset, *, width: int, layers: int, epochs: int, batch_size: int,
-        lr: float, seed: int, device: torch.device | str = "cpu",
-        progress: bool = False) -> tuple[IntersectionTransformer, list[float]]:
+def fit(
+    act: str,
+    data: Dataset,
+    *,
+    width: int,
+    layers: int,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    device: torch.device | str = "cpu",
+    progress: bool = False,
+) -> tuple[IntersectionTransformer, list[float]]:
     """Train an :class:`IntersectionTransformer` with activation ``act`` on ``data``.
 
     Adam (decoupled weight decay 1e-5, as the paper's runs) on the L1 loss, minibatches
@@ -385,28 +415,46 @@ def fit(act: str, data: Dataset, *, width: int, layers: int, epochs: int, batch_
     def batches() -> Iterator[tuple[Batch, torch.Tensor]]:
         perm = torch.randperm(len(y), generator=order).to(device)
         for start in range(0, len(y), batch_size):
-            rows = perm[start:start + batch_size]
+            rows = perm[start : start + batch_size]
             yield take(inputs, rows), y[rows]
 
     with threads(1):  # as fast for a model this small, and steady on shared cores
-        history = train(model, batches, l1_loss, epochs=epochs, lr=lr, weight_decay=1e-5,
-                        desc=f"training ({act})", progress=progress)
+        history = train(
+            model,
+            batches,
+            l1_loss,
+            epochs=epochs,
+            lr=lr,
+            weight_decay=1e-5,
+            desc=f"training ({act})",
+            progress=progress,
+        )
     return model, history
 
 
 @torch.no_grad()
-def predict(model: nn.Module, data: Dataset, device: torch.device | str = "cpu",
-            chunk: int = 4096) -> np.ndarray:
+def predict(
+    model: nn.Module, data: Dataset, device: torch.device | str = "cpu", chunk: int = 4096
+) -> np.ndarray:
     """Predicted natural log values for a data set."""
     model.eval()
     batch = as_batch(data, device)
-    return torch.cat([model(take(batch, torch.arange(i, min(i + chunk, len(data)), device=device)))
-                      for i in range(0, len(data), chunk)]).cpu().numpy()
+    return (
+        torch.cat(
+            [
+                model(take(batch, torch.arange(i, min(i + chunk, len(data)), device=device)))
+                for i in range(0, len(data), chunk)
+            ]
+        )
+        .cpu()
+        .numpy()
+    )
 
 
 @torch.no_grad()
-def represent(model: IntersectionTransformer, data: Dataset,
-              device: torch.device | str = "cpu") -> np.ndarray:
+def represent(
+    model: IntersectionTransformer, data: Dataset, device: torch.device | str = "cpu"
+) -> np.ndarray:
     """The pooled representation of every row of ``data``, (N, 2 width)."""
     model.eval()
     return model.represent(as_batch(data, device)).cpu().numpy()
@@ -432,8 +480,9 @@ class Splits(NamedTuple):
     ood: np.ndarray
 
 
-def split_by_genus(data: Dataset, g_test: int, fractions: tuple[float, float],
-                   rng: np.random.Generator) -> Splits:
+def split_by_genus(
+    data: Dataset, g_test: int, fractions: tuple[float, float], rng: np.random.Generator
+) -> Splits:
     """OOD = every row with g >= g_test; the rest shuffled into train, calibration
     and test with ``fractions`` = (calibration, test) shares."""
     ood = np.flatnonzero(data.g >= g_test)
@@ -441,8 +490,12 @@ def split_by_genus(data: Dataset, g_test: int, fractions: tuple[float, float],
     n_cal, n_test = (int(round(f * len(ind))) for f in fractions)
     if min(n_cal, n_test, len(ood), len(ind) - n_cal - n_test) < 1:
         raise ValueError(f"split_by_genus left a split empty (g_test={g_test}, {len(data)} rows)")
-    return Splits(np.sort(ind[n_cal + n_test:]), np.sort(ind[:n_cal]),
-                  np.sort(ind[n_cal:n_cal + n_test]), ood)
+    return Splits(
+        np.sort(ind[n_cal + n_test :]),
+        np.sort(ind[:n_cal]),
+        np.sort(ind[n_cal : n_cal + n_test]),
+        ood,
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -450,16 +503,21 @@ def split_by_genus(data: Dataset, g_test: int, fractions: tuple[float, float],
 # ---------------------------------------------------------------------------------
 
 
-def conformal_halfwidths(residuals_cal: np.ndarray, n_cal: np.ndarray, n_test: np.ndarray,
-                         confidence: float, window: int | None) -> np.ndarray:
+def conformal_halfwidths(
+    residuals_cal: np.ndarray,
+    n_cal: np.ndarray,
+    n_test: np.ndarray,
+    confidence: float,
+    window: int | None,
+) -> np.ndarray:
     """Half-widths q of the split-conformal intervals y_hat +- q for test rows with n_test.
 
     The score is the absolute residual |y - y_hat| on the calibration set; q is its
     ceil((1 - alpha)(m + 1))-th smallest of m (crepes' ConformalRegressor; infinite
     when m is too small). crepes rounds (1 - alpha)(m + 1) down in floating point, so
     where that product is a whole number it takes the next larger residual: slightly
-    conservative, never below the guarantee. With ``window`` = w, a test row with n points is calibrated
-    only on calibration rows with |n' - n| <= w (the paper's sliding window over the
+    conservative, never below the guarantee. With ``window`` = w, a test row with n points is
+    calibrated only on calibration rows with |n' - n| <= w (the paper's sliding window over the
     number of marked points); ``window=None`` is one global quantile.
     """
     if not 0 < confidence < 1:
@@ -487,13 +545,18 @@ class Coverage(NamedTuple):
     width: np.ndarray
 
 
-def coverage_by_n(y: np.ndarray, y_hat: np.ndarray, halfwidths: np.ndarray, n: np.ndarray) -> Coverage:
+def coverage_by_n(
+    y: np.ndarray, y_hat: np.ndarray, halfwidths: np.ndarray, n: np.ndarray
+) -> Coverage:
     """Share of test rows with |y - y_hat| <= q, and the mean width 2q, for each n."""
     covered = np.abs(y - y_hat) <= halfwidths
     values = np.unique(n)
-    return Coverage(values, np.array([(n == v).sum() for v in values]),
-                    np.array([covered[n == v].mean() for v in values]),
-                    np.array([2 * halfwidths[n == v].mean() for v in values]))
+    return Coverage(
+        values,
+        np.array([(n == v).sum() for v in values]),
+        np.array([covered[n == v].mean() for v in values]),
+        np.array([2 * halfwidths[n == v].mean() for v in values]),
+    )
 
 
 def coverage_tolerance(confidence: float, count: np.ndarray, floor: float = 0.05) -> np.ndarray:
@@ -507,17 +570,26 @@ def coverage_tolerance(confidence: float, count: np.ndarray, floor: float = 0.05
 # ---------------------------------------------------------------------------------
 
 
-def probe_r2(features_train: np.ndarray, targets_train: np.ndarray, features_test: np.ndarray,
-             targets_test: np.ndarray) -> np.ndarray:
+def probe_r2(
+    features_train: np.ndarray,
+    targets_train: np.ndarray,
+    features_test: np.ndarray,
+    targets_test: np.ndarray,
+) -> np.ndarray:
     """Held-out R^2 of a linear probe (standardised features, ridge with its penalty
     chosen by leave-one-out, scikit-learn's RidgeCV) for each target column; NaN for a
     column that is constant on the test rows (one genus fixes log(24^g g!)), where R^2
     is undefined."""
     probe = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-4, 4, 17)))
     predicted = probe.fit(features_train, targets_train).predict(features_test)
-    return np.array([r2_score(targets_test[:, k], predicted[:, k])
-                     if np.ptp(targets_test[:, k]) > 1e-9 * (1 + np.abs(targets_test[:, k]).max()) else np.nan
-                     for k in range(targets_test.shape[1])])
+    return np.array(
+        [
+            r2_score(targets_test[:, k], predicted[:, k])
+            if np.ptp(targets_test[:, k]) > 1e-9 * (1 + np.abs(targets_test[:, k]).max())
+            else np.nan
+            for k in range(targets_test.shape[1])
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -525,7 +597,9 @@ def probe_r2(features_train: np.ndarray, targets_train: np.ndarray, features_tes
 # ---------------------------------------------------------------------------------
 
 PARAMETERS = {
-    "g_max": Param(10, "largest genus generated; the highest genera are the OOD test", low=2, high=16),
+    "g_max": Param(
+        10, "largest genus generated; the highest genera are the OOD test", low=2, high=16
+    ),
     "n_max": Param(7, "largest number of marked points n", low=3, high=10),
     "ood_genera": Param(1, "how many of the highest genera are held out (OOD)", low=1, high=4),
     "width": Param(32, "transformer width (tokens and pooled representation)", low=8, high=512),
@@ -567,6 +641,7 @@ KNOWN_GAPS = {
         "growth over 10^+-45 at g >= 14, have little dynamic range to exploit. What would "
         "show it: g_max=13 and higher held-out genera (-p g_max=13 -p ood_genera=2), the "
         "paper's longer training at lr 5e-4 and two branches, and several seeds per "
-        "activation."),
+        "activation."
+    ),
 }
 """Claim id -> why it is expected to miss at the book's scale, and what would show it."""

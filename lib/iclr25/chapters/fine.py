@@ -31,29 +31,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
 from iclr25 import core, editing, llm
 from iclr25.core import Bound, Param
 
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
 
 def neuron_activations(lm: llm.LM, prompt: str) -> torch.Tensor:
     """Every MLP neuron's activation ``a_{l,i}`` (the input of ``W_down``) at the prompt's
     last token: ``[layer, d_mlp]``."""
-    batch = llm.encode(lm, [prompt])
-    found: dict[int, torch.Tensor] = {}
-
-    def grab(layer: int):
-        def fn(_: torch.nn.Module, args: tuple) -> None:
-            found[layer] = args[0][0, -1].detach()
-        return fn
-
-    with torch.no_grad(), editing.hooks(*[(editing.down_proj(lm, l), grab(l), True)
-                                          for l in range(lm.n_layers)]):
-        lm.model(**batch.inputs(), logits_to_keep=1)
-    return torch.stack([found[l] for l in range(lm.n_layers)])
+    sites = [("neurons", l) for l in range(lm.n_layers)]
+    seen = llm.read(lm, llm.encode(lm, [prompt]), sites)
+    return torch.stack([seen[s][0, -1] for s in sites])
 
 
 @torch.no_grad()
@@ -62,10 +57,12 @@ def contributions(lm: llm.LM, prompt: str, token: int) -> torch.Tensor:
     token ``t``'s logit at the prompt's last position, ``[layer, d_mlp]``."""
     a = neuron_activations(lm, prompt)
     w_u = lm.model.lm_head.weight[token]  # [d_model]
-    return torch.stack([a[l] * (editing.down_proj(lm, l).weight.T @ w_u) for l in range(lm.n_layers)])
+    return torch.stack([a[l] * (llm.down_proj(lm, l).weight.T @ w_u) for l in range(lm.n_layers)])
 
 
-def locate(lm: llm.LM, prompt: str, k: int, frozen_last: int = 3) -> tuple[list[tuple[int, int]], int]:
+def locate(
+    lm: llm.LM, prompt: str, k: int, frozen_last: int = 3
+) -> tuple[list[tuple[int, int]], int]:
     """The top-``k`` neurons ``(layer, index)`` by contribution to the predicted token,
     over all layers but the last ``frozen_last``; and that token."""
     if not 1 <= k:
@@ -76,9 +73,19 @@ def locate(lm: llm.LM, prompt: str, k: int, frozen_last: int = 3) -> tuple[list[
     return [(int(i) // scores.shape[1], int(i) % scores.shape[1]) for i in top], token
 
 
-def fine(lm: llm.LM, request: editing.Request, *, k: int = 5, epochs: int = 50, lr: float = 5e-3,
-         alpha: float = 1.0, beta: float = 10.0, gamma: float = 0.1, early_stop: float = 0.9,
-         frozen_last: int = 3) -> editing.Edit:
+def fine(
+    lm: llm.LM,
+    request: editing.Request,
+    *,
+    k: int = 5,
+    epochs: int = 50,
+    lr: float = 5e-3,
+    alpha: float = 1.0,
+    beta: float = 10.0,
+    gamma: float = 0.1,
+    early_stop: float = 0.9,
+    frozen_last: int = 3,
+) -> editing.Edit:
     """FiNE's edit: locate ``k`` neurons, learn their value-vector updates, return the edit."""
     start = time.perf_counter()
     neurons, token = locate(lm, request.prompt, k, frozen_last)
@@ -94,22 +101,30 @@ def fine(lm: llm.LM, request: editing.Request, *, k: int = 5, epochs: int = 50, 
         reference = llm.logits_at(lm, batch, [0] * len(prefix), prefix).log_softmax(-1)
     resume = llm.layer_input(lm, batch, layers[0])  # the layers below never change: run them once
 
-    def add(layer: int):
-        def fn(_: torch.nn.Module, args: tuple, out: torch.Tensor) -> torch.Tensor:
-            return out + args[0][..., index[layer]] @ deltas[layer]
+    def add(layer: int) -> Callable[[torch.Tensor], torch.Tensor]:
+        def fn(out: torch.Tensor) -> torch.Tensor:  # W_down a + sum_i a_i delta_i
+            return out + seen["neurons", layer][..., index[layer]] @ deltas[layer]
+
         return fn
 
     opt = torch.optim.Adam(list(deltas.values()), lr=lr)
     epoch = 0
     for epoch in range(1, epochs + 1):
-        with editing.hooks(*[(editing.down_proj(lm, l), add(l), False) for l in layers]), editing.frozen(lm):
+        with (
+            llm.reading(lm, [("neurons", l) for l in layers]) as seen,
+            llm.writing(lm, {("mlp", l): add(l) for l in layers}),
+            llm.frozen(lm),
+        ):
             logp = llm.logits_at(lm, batch, [0] * len(cells), cells, resume).log_softmax(-1)
-        kl_part, target_part, after = logp[:len(prefix)], logp[len(prefix):-1], logp[-1]
+        kl_part, target_part, after = logp[: len(prefix)], logp[len(prefix) : -1], logp[-1]
         nll = -target_part[torch.arange(len(target)), target].sum()
         if float(torch.exp(-nll.detach())) >= early_stop:
             break
-        kl = torch.nn.functional.kl_div(kl_part, reference, log_target=True, reduction="batchmean") \
-            if prefix else torch.zeros(())
+        kl = (
+            torch.nn.functional.kl_div(kl_part, reference, log_target=True, reduction="batchmean")
+            if prefix
+            else torch.zeros(())
+        )
         repeat = -torch.log1p(-after[target[0]].exp().clamp(max=1 - 1e-6))
         l2 = sum(d.pow(2).sum() for d in deltas.values())
         loss = nll / len(target) + alpha * kl + beta * repeat + gamma * l2
@@ -117,8 +132,13 @@ def fine(lm: llm.LM, request: editing.Request, *, k: int = 5, epochs: int = 50, 
         loss.backward()
         opt.step()
     changes = [editing.Change(l, deltas[l].detach().T.clone(), index[l]) for l in layers]
-    return editing.Edit("FiNE", request, changes, time.perf_counter() - start,
-                        {"neurons": neurons, "steps": epoch, "token": token})
+    return editing.Edit(
+        "FiNE",
+        request,
+        changes,
+        time.perf_counter() - start,
+        {"neurons": neurons, "steps": epoch, "token": token},
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -135,14 +155,24 @@ PARAMETERS = {
     "rome_steps": Param(20, "ROME: most optimisation steps for v*", low=1, high=200),
     "n_trace": Param(4, "facts causal tracing averages over to pick ROME's layer", low=1, high=100),
     "n_sweep": Param(1, "edits the neuron-count sweep repeats", low=1, high=100),
-    "k_max": Param(10, "largest neuron count of the sweep (1, 2, 5, 10, 20, 50, ...)", low=1, high=1000),
+    "k_max": Param(
+        10, "largest neuron count of the sweep (1, 2, 5, 10, 20, 50, ...)", low=1, high=1000
+    ),
     "gen_tokens": Param(10, "generated tokens per prompt for fluency", low=4, high=200),
     "seed": Param(0, "random seed (edits drawn, noise of causal tracing)", low=0),
     "device": Param("auto", "torch device", choices=("auto", "cpu", "cuda")),
 }
 
-SMOKE = {"n_edits": 2, "n_neighbours": 1, "epochs": 5, "rome_steps": 3, "n_trace": 1, "n_sweep": 1,
-         "k_max": 2, "gen_tokens": 6}
+SMOKE = {
+    "n_edits": 2,
+    "n_neighbours": 1,
+    "epochs": 5,
+    "rome_steps": 3,
+    "n_trace": 1,
+    "n_sweep": 1,
+    "k_max": 2,
+    "gen_tokens": 6,
+}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
 # ---------------------------------------------------------------------------------
@@ -152,8 +182,11 @@ SMOKE = {"n_edits": 2, "n_neighbours": 1, "epochs": 5, "rome_steps": 3, "n_trace
 BOUNDS = {
     # Both methods edit the rewrite prompt (efficacy at least 0.9, FiNE's early-stop
     # probability) and differ by at most 0.1.
-    "efficacy-comparable": {"ROME": Bound(ge=0.9), "FiNE": Bound(ge=0.9),
-                            "|FiNE - ROME|": Bound(le=0.1)},
+    "efficacy-comparable": {
+        "ROME": Bound(ge=0.9),
+        "FiNE": Bound(ge=0.9),
+        "|FiNE - ROME|": Bound(le=0.1),
+    },
     # FiNE's paraphrase accuracy at most 0.1 below ROME's.
     "generalisation-comparable": Bound(ge=-0.1),
     # FiNE's mean locality (neighbourhood, relation, distract) minus ROME's.
@@ -167,8 +200,9 @@ BOUNDS = {
 KNOWN_GAPS: dict[str, str] = {}
 
 
-def timed_edits(cases: Sequence[editing.Case], editors: dict[str, Callable[[editing.Request], editing.Edit]]
-                ) -> tuple[dict[str, core.Timing], dict[str, Callable[[editing.Request], editing.Edit]]]:
+def timed_edits(
+    cases: Sequence[editing.Case], editors: dict[str, Callable[[editing.Request], editing.Edit]]
+) -> tuple[dict[str, core.Timing], dict[str, Callable[[editing.Request], editing.Edit]]]:
     """Make every method's edit of every case, the methods in alternation (ROME edit 0,
     FiNE edit 0, ROME edit 1, ...; :func:`iclr25.core.alternate`), so that a load that
     comes and goes on the machine falls on both alike. Returns the timings (wall and CPU
@@ -177,8 +211,9 @@ def timed_edits(cases: Sequence[editing.Case], editors: dict[str, Callable[[edit
     if not cases:
         raise ValueError("timed_edits() needs at least one case")
     requests = [c.request for c in cases]
-    timing = core.alternate({m: (lambda i, e=e: e(requests[i])) for m, e in editors.items()},
-                            len(requests))
+    timing = core.alternate(
+        {m: (lambda i, e=e: e(requests[i])) for m, e in editors.items()}, len(requests)
+    )
     made = {m: dict(zip(requests, t.results)) for m, t in timing.items()}
 
     def replay(method: str) -> Callable[[editing.Request], editing.Edit]:
@@ -194,3 +229,114 @@ def sweep_ks(k_max: int) -> list[int]:
         ks += [m * base for m in (1, 2, 5) if m * base <= k_max]
         base *= 10
     return ks
+
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+METHOD_COLOURS = {"ROME": "#1f77b4", "FiNE": "#d62728"}
+
+
+def tracing_figure(effects: np.ndarray, layer: int, n_facts: int, window: int) -> go.Figure:
+    """Causal tracing's indirect effect per layer, with ROME's chosen layer marked."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(go.Bar(x=list(range(len(effects))), y=effects, name="indirect effect"))
+    fig.add_vline(x=layer, line_dash="dot", annotation_text=f"ROME edits layer {layer}")
+    fig.update_layout(
+        title=f"Causal tracing over {n_facts} facts: restoring the MLPs of {window} "
+        "layers around each layer at the subject's last token",
+        xaxis_title="layer (centre of the restored window)",
+        yaxis_title="P(object) restored - corrupted",
+    )
+    return fig
+
+
+def comparison_figure(
+    results: dict[str, dict[str, float]], metrics: Sequence[str], n_cases: int
+) -> go.Figure:
+    """Each method's mean score per metric (:func:`iclr25.editing.summary`), side by side."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for method, scores in results.items():
+        fig.add_bar(
+            x=list(metrics),
+            y=[scores[m] for m in metrics],
+            name=method,
+            marker_color=METHOD_COLOURS.get(method),
+            text=[f"{scores[m]:.2f}" for m in metrics],
+        )
+    fig.update_layout(
+        title=f"ROME vs FiNE on SmolLM2-135M, {n_cases} edits (higher is better)",
+        yaxis_range=[0, 1.05],
+        barmode="group",
+    )
+    return fig
+
+
+def neuron_layers_figure(
+    neuron_layers: Sequence[int], n_layers: int, rome_layer: int, frozen_last: int, n_edits: int
+) -> go.Figure:
+    """Histogram of the layers of FiNE's edited neurons, beside ROME's layer and the
+    frozen last layers."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(
+        go.Histogram(
+            x=list(neuron_layers),
+            name="FiNE neurons",
+            xbins=dict(start=-0.5, end=n_layers - 0.5, size=1),
+        )
+    )
+    fig.add_vline(x=rome_layer, line_dash="dot", annotation_text=f"ROME's layer {rome_layer}")
+    fig.add_vrect(
+        x0=n_layers - frozen_last - 0.5,
+        x1=n_layers - 0.5,
+        fillcolor="grey",
+        opacity=0.2,
+        annotation_text="frozen",
+    )
+    fig.update_layout(
+        title=f"Layers of FiNE's {len(neuron_layers)} edited neurons over {n_edits} edits",
+        xaxis_title="layer",
+        yaxis_title="neurons",
+        xaxis_range=[-0.5, n_layers - 0.5],
+    )
+    return fig
+
+
+def sweep_figure(sweep: dict[int, list[dict[str, Any]]], metrics: Sequence[str]) -> go.Figure:
+    """The mean of each metric over the swept edits against the number of neurons ``k``;
+    ``sweep[k]`` holds the records of :func:`iclr25.editing.run_cases`."""
+    import plotly.graph_objects as go
+
+    ks = sorted(sweep)
+    fig = go.Figure()
+    for m in metrics:
+        fig.add_scatter(
+            x=ks, y=[np.nanmean([r[m] for r in sweep[k]]) for k in ks], name=m, mode="lines+markers"
+        )
+    fig.update_layout(
+        title=f"FiNE with k neurons, mean over {len(sweep[ks[0]])} edits",
+        xaxis_title="k (neurons edited)",
+        xaxis_type="log",
+        yaxis_range=[0, 1.05],
+    )
+    return fig
+
+
+def edits_figure(records: Sequence[dict[str, Any]], metrics: Sequence[str], k: int) -> go.Figure:
+    """Each edit's scores with ``k`` neurons, one group of bars per metric."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for r in records:
+        fig.add_bar(x=list(metrics), y=[r[m] for m in metrics], name=r["case"])
+    fig.update_layout(
+        title=f"FiNE with k = {k} neurons: each edit's scores",
+        yaxis_range=[0, 1.05],
+        barmode="group",
+    )
+    return fig

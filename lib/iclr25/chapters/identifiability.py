@@ -46,12 +46,16 @@ import functools
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from iclr25 import core
 from iclr25.core import Param
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 # ---------------------------------------------------------------------------------
 # Boolean functions of two inputs as 4-bit truth tables
@@ -61,9 +65,24 @@ INPUTS = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
 """The four inputs (a, b); input i = 2a + b. A truth table is the integer whose bit i is
 the function's value on input i."""
 
-TRUTH_TABLES = {"FALSE": 0, "NOR": 1, "¬A∧B": 2, "¬A": 3, "A∧¬B": 4, "¬B": 5, "XOR": 6,
-                "NAND": 7, "AND": 8, "XNOR": 9, "B": 10, "A→B": 11, "A": 12, "B→A": 13,
-                "OR": 14, "TRUE": 15}
+TRUTH_TABLES = {
+    "FALSE": 0,
+    "NOR": 1,
+    "¬A∧B": 2,
+    "¬A": 3,
+    "A∧¬B": 4,
+    "¬B": 5,
+    "XOR": 6,
+    "NAND": 7,
+    "AND": 8,
+    "XNOR": 9,
+    "B": 10,
+    "A→B": 11,
+    "A": 12,
+    "B→A": 13,
+    "OR": 14,
+    "TRUE": 15,
+}
 NAMES = {t: name for name, t in TRUTH_TABLES.items()}
 GATES = {"XOR": 6, "AND": 8, "OR": 14, "IMP": 11, "NAND": 7, "NOR": 1}
 """The target gates of the chapter (IMP is A -> B)."""
@@ -104,8 +123,10 @@ def parse_gates(spec: str) -> tuple[str, ...]:
     unknown = [g for g in gates if g not in GATES]
     if not gates or unknown or len(set(gates)) < len(gates):
         why = f"unknown gate {unknown[0]!r}" if unknown else "a gate repeated or none given"
-        raise ValueError(f"{why} in gates {spec!r}; accepted: one or more distinct of "
-                         f"{', '.join(GATES)}, separated by commas")
+        raise ValueError(
+            f"{why} in gates {spec!r}; accepted: one or more distinct of "
+            f"{', '.join(GATES)}, separated by commas"
+        )
     return gates
 
 
@@ -113,13 +134,20 @@ def parse_multi_gates(spec: str) -> tuple[str, ...]:
     """:func:`parse_gates` for the multi-gate experiment, which needs at least two gates."""
     gates = parse_gates(spec)
     if len(gates) < 2:
-        raise ValueError(f"{spec!r} names one gate; accepted: at least two distinct of "
-                         f"{', '.join(GATES)}, separated by commas")
+        raise ValueError(
+            f"{spec!r} names one gate; accepted: at least two distinct of "
+            f"{', '.join(GATES)}, separated by commas"
+        )
     return gates
 
 
-def boolean_data(gate: str, n: int, noise_std: float, rng: np.random.Generator,
-                 weights: Sequence[float] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def boolean_data(
+    gate: str,
+    n: int,
+    noise_std: float,
+    rng: np.random.Generator,
+    weights: Sequence[float] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` inputs drawn from the four corners (uniformly, or with probabilities
     proportional to ``weights``), plus Gaussian noise of std ``noise_std``; targets are the
     gate(s) on the clean corners (``gate`` as :func:`parse_gates` reads it). Returns float
@@ -159,11 +187,15 @@ class Networks:
         """The single-output networks of output ``output``: the shared hidden layers and
         that output neuron (the official code's ``separate_into_k_mlps``)."""
         if not 0 <= output < self.n_outputs:
-            raise ValueError(f"output {output!r} out of range; these networks have outputs "
-                             f"0 to {self.n_outputs - 1}")
+            raise ValueError(
+                f"output {output!r} out of range; these networks have outputs "
+                f"0 to {self.n_outputs - 1}"
+            )
         keep = slice(output, output + 1)
-        return Networks([*self.weights[:2], self.weights[2][:, keep]],
-                        [*self.biases[:2], self.biases[2][:, keep]])
+        return Networks(
+            [*self.weights[:2], self.weights[2][:, keep]],
+            [*self.biases[:2], self.biases[2][:, keep]],
+        )
 
     def select(self, index: Sequence[int] | np.ndarray) -> Networks:
         index = torch.as_tensor(np.asarray(index, dtype=np.int64))
@@ -171,8 +203,11 @@ class Networks:
 
     def as_state(self) -> dict[str, torch.Tensor]:
         """Plain tensors, for :func:`iclr25.core.cached`."""
-        return {f"{kind}{l}": t for kind, ts in (("w", self.weights), ("b", self.biases))
-                for l, t in enumerate(ts)}
+        return {
+            f"{kind}{l}": t
+            for kind, ts in (("w", self.weights), ("b", self.biases))
+            for l, t in enumerate(ts)
+        }
 
     @classmethod
     def from_state(cls, state: dict[str, torch.Tensor]) -> Networks:
@@ -186,14 +221,15 @@ def init_networks(width: int, seeds: Sequence[int], n_outputs: int = 1) -> Netwo
     for seed in seeds:
         g = torch.Generator().manual_seed(int(seed))
         for l, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
-            bound = n_in ** -0.5
+            bound = n_in**-0.5
             weights[l].append((torch.rand(n_out, n_in, generator=g) * 2 - 1) * bound)
             biases[l].append((torch.rand(n_out, generator=g) * 2 - 1) * bound)
     return Networks([torch.stack(w) for w in weights], [torch.stack(b) for b in biases])
 
 
-def forward(nets: Networks, x: torch.Tensor, masks: Sequence[torch.Tensor] | None = None
-            ) -> list[torch.Tensor]:
+def forward(
+    nets: Networks, x: torch.Tensor, masks: Sequence[torch.Tensor] | None = None
+) -> list[torch.Tensor]:
     """Activations of every layer: [hidden 1, hidden 2, output].
 
     ``x`` is (N, ..., n, 2), or (n, 2) shared by all networks. ``masks`` (optional) are
@@ -253,19 +289,33 @@ class Trained:
     val_y: torch.Tensor
 
 
-def train_cached(config: TrainConfig, seeds: Sequence[int],
-                 device: torch.device | str = "cpu") -> Trained:
+def train_cached(
+    config: TrainConfig, seeds: Sequence[int], device: torch.device | str = "cpu"
+) -> Trained:
     """:func:`train_networks`, kept in the book's cache (keyed by the config and seeds)."""
+
     def build() -> dict[str, torch.Tensor]:
         t = train_networks(config, seeds, device)
-        return {**t.nets.as_state(), **{f.name: torch.as_tensor(getattr(t, f.name))
-                                        for f in fields(Trained) if f.name != "nets"}}
+        return {
+            **t.nets.as_state(),
+            **{
+                f.name: torch.as_tensor(getattr(t, f.name))
+                for f in fields(Trained)
+                if f.name != "nets"
+            },
+        }
 
-    state = core.cached("identifiability-nets", {**asdict(config), "seeds": [int(s) for s in seeds]},
-                        build)
-    return Trained(Networks.from_state(state), *(
-        state[f.name] if f.name.startswith("val_") else state[f.name].numpy()
-        for f in fields(Trained) if f.name != "nets"))
+    state = core.cached(
+        "identifiability-nets", {**asdict(config), "seeds": [int(s) for s in seeds]}, build
+    )
+    return Trained(
+        Networks.from_state(state),
+        *(
+            state[f.name] if f.name.startswith("val_") else state[f.name].numpy()
+            for f in fields(Trained)
+            if f.name != "nets"
+        ),
+    )
 
 
 def _task(config: TrainConfig, seed: int) -> tuple[torch.Tensor, ...]:
@@ -276,8 +326,9 @@ def _task(config: TrainConfig, seed: int) -> tuple[torch.Tensor, ...]:
     return x, y, vx, vy
 
 
-def train_networks(config: TrainConfig, seeds: Sequence[int],
-                   device: torch.device | str = "cpu") -> Trained:
+def train_networks(
+    config: TrainConfig, seeds: Sequence[int], device: torch.device | str = "cpu"
+) -> Trained:
     """Train one network per seed (its own data, initialisation and batch order), all at once.
 
     Each network's loss is its own minibatch MSE (over all its outputs), so the summed loss
@@ -301,10 +352,12 @@ def train_networks(config: TrainConfig, seeds: Sequence[int],
     steps = config.n_train // config.batch_size
     rows = torch.arange(n, device=device)[:, None]
     for epoch in range(config.max_epochs):
-        order = torch.stack([torch.randperm(config.n_train, generator=g) for g in shufflers]).to(device)
+        order = torch.stack([torch.randperm(config.n_train, generator=g) for g in shufflers]).to(
+            device
+        )
         epoch_loss = torch.zeros(n, device=device)
         for k in range(steps):
-            idx = order[:, k * config.batch_size:(k + 1) * config.batch_size]
+            idx = order[:, k * config.batch_size : (k + 1) * config.batch_size]
             xb, yb = x[rows, idx], y[rows, idx]
             losses = ((forward(live, xb)[-1] - yb) ** 2).flatten(1).mean(1)
             optimiser.zero_grad()
@@ -348,8 +401,9 @@ def neuron_circuits(width: int) -> np.ndarray:
     return np.array([[subsets[i], subsets[j]] for i, j in pairs])
 
 
-def circuit_activations(nets: Networks, index: int, x: torch.Tensor,
-                        circuits: np.ndarray) -> list[torch.Tensor]:
+def circuit_activations(
+    nets: Networks, index: int, x: torch.Tensor, circuits: np.ndarray
+) -> list[torch.Tensor]:
     """Activations of every circuit of network ``index`` on inputs ``x`` (n, 2), the other
     neurons zero-ablated (as the official code does): [(C, n, width), (C, n, width), (C, n)]."""
     masks = [torch.tensor(circuits[:, l], dtype=torch.float32) for l in range(2)]
@@ -358,19 +412,28 @@ def circuit_activations(nets: Networks, index: int, x: torch.Tensor,
     return [a[0] for a in acts]
 
 
-def circuit_accuracy(nets: Networks, x: torch.Tensor, y: torch.Tensor,
-                     circuits: np.ndarray) -> np.ndarray:
+def circuit_accuracy(
+    nets: Networks, x: torch.Tensor, y: torch.Tensor, circuits: np.ndarray
+) -> np.ndarray:
     """Accuracy of every circuit of every network, (N, C): the circuit's output rounded to
     an integer, against the targets ``y`` (N, n) on the inputs ``x`` (N, n, 2)."""
-    return np.stack([(circuit_activations(nets, i, x[i], circuits)[-1].round() == y[i])
-                     .float().mean(1).numpy() for i in range(len(nets))])
+    return np.stack(
+        [
+            (circuit_activations(nets, i, x[i], circuits)[-1].round() == y[i])
+            .float()
+            .mean(1)
+            .numpy()
+            for i in range(len(nets))
+        ]
+    )
 
 
 def edge_covers(n_in: int, n_out: int) -> np.ndarray:
     """Every edge subset between ``n_in`` and ``n_out`` kept neurons that leaves none of
     them cut off (each row and column non-empty), as (K, n_out, n_in) 0/1 masks."""
-    all_masks = np.array(list(itertools.product([0, 1], repeat=n_in * n_out)),
-                         dtype=bool).reshape(-1, n_out, n_in)
+    all_masks = np.array(list(itertools.product([0, 1], repeat=n_in * n_out)), dtype=bool).reshape(
+        -1, n_out, n_in
+    )
     return all_masks[all_masks.any(2).all(1) & all_masks.any(1).all(1)]
 
 
@@ -387,7 +450,9 @@ def edge_circuits(width: int) -> list[np.ndarray]:
     for first, second in itertools.product(subsets, repeat=2):
         into_first, into_second = edge_covers(2, len(first)), edge_covers(len(first), len(second))
         for e1, e2 in itertools.product(into_first, into_second):
-            m1, m2, m3 = (np.zeros(shape, dtype=bool) for shape in [(width, 2), (width, width), (1, width)])
+            m1, m2, m3 = (
+                np.zeros(shape, dtype=bool) for shape in [(width, 2), (width, width), (1, width)]
+            )
             m1[first] = e1
             m2[np.ix_(second, first)] = e2
             m3[0, second] = True
@@ -396,8 +461,9 @@ def edge_circuits(width: int) -> list[np.ndarray]:
     return [np.stack(layer) for layer in masks]
 
 
-def edge_circuit_accuracy(nets: Networks, x: torch.Tensor, y: torch.Tensor,
-                          edges: list[np.ndarray]) -> np.ndarray:
+def edge_circuit_accuracy(
+    nets: Networks, x: torch.Tensor, y: torch.Tensor, edges: list[np.ndarray]
+) -> np.ndarray:
     """Accuracy of every edge circuit of every network, (N, K), as
     :func:`circuit_accuracy`: the weights of dropped edges are zeroed (a neuron without
     edges is thereby cut off; its bias no longer reaches the output)."""
@@ -424,17 +490,26 @@ def threshold_truth_tables(values: np.ndarray) -> list[int]:
     return [int(((values > c) << np.arange(4)).sum()) for c in cuts]
 
 
-def circuit_candidates(nets: Networks, index: int, circuits: np.ndarray
-                       ) -> list[list[list[list[int]]]]:
+def circuit_candidates(
+    nets: Networks, index: int, circuits: np.ndarray
+) -> list[list[list[list[int]]]]:
     """For each circuit of network ``index``, each of its layers (hidden 1, hidden 2, output)
     and each neuron in it: its candidate truth tables, from the circuit's own (ablated)
     activations on the four clean inputs. The output is rounded first (official code)."""
-    h1, h2, out = (a.numpy() for a in circuit_activations(
-        nets, index, torch.tensor(INPUTS, dtype=torch.float32), circuits))
-    return [[[threshold_truth_tables(h1[c, :, j]) for j in np.flatnonzero(circuit[0])],
-             [threshold_truth_tables(h2[c, :, j]) for j in np.flatnonzero(circuit[1])],
-             [threshold_truth_tables(np.round(out[c]))]]
-            for c, circuit in enumerate(circuits)]
+    h1, h2, out = (
+        a.numpy()
+        for a in circuit_activations(
+            nets, index, torch.tensor(INPUTS, dtype=torch.float32), circuits
+        )
+    )
+    return [
+        [
+            [threshold_truth_tables(h1[c, :, j]) for j in np.flatnonzero(circuit[0])],
+            [threshold_truth_tables(h2[c, :, j]) for j in np.flatnonzero(circuit[1])],
+            [threshold_truth_tables(np.round(out[c]))],
+        ]
+        for c, circuit in enumerate(circuits)
+    ]
 
 
 def _local_ok(node: np.ndarray, parents: np.ndarray) -> np.ndarray:
@@ -455,7 +530,8 @@ def _local_ok(node: np.ndarray, parents: np.ndarray) -> np.ndarray:
 def _combos(candidates: list[list[int]]) -> np.ndarray:
     """Every choice of one candidate per neuron, (K, n_neurons)."""
     return np.array(list(itertools.product(*candidates)), dtype=np.int64).reshape(
-        -1, len(candidates))
+        -1, len(candidates)
+    )
 
 
 def _consistency(candidates: list[list[list[int]]]) -> tuple[np.ndarray, ...]:
@@ -467,10 +543,11 @@ def _consistency(candidates: list[list[list[int]]]) -> tuple[np.ndarray, ...]:
     first = first[_local_ok(first, inputs).all(1)] if first.size else first
     ok = np.ones((len(first), len(second)), dtype=bool)
     for j in range(second.shape[1]):
-        ok &= _local_ok(second[None, :, j], np.broadcast_to(first[:, None], (
-            len(first), len(second), first.shape[1])))
-    outputs = sum(_local_ok(np.full(len(second), t), second).astype(np.int64)
-                  for t in output[:, 0])
+        ok &= _local_ok(
+            second[None, :, j],
+            np.broadcast_to(first[:, None], (len(first), len(second), first.shape[1])),
+        )
+    outputs = sum(_local_ok(np.full(len(second), t), second).astype(np.int64) for t in output[:, 0])
     return first, second, ok, outputs
 
 
@@ -498,8 +575,7 @@ def first_interpretation(candidates: list[list[list[int]]]) -> tuple[tuple[int, 
     if not len(hits):
         return None
     a, c = hits[0]
-    out = next(t for t in itertools.chain(*candidates[2])
-               if _local_ok(np.array(t), second[c]))
+    out = next(t for t in itertools.chain(*candidates[2]) if _local_ok(np.array(t), second[c]))
     return tuple(first[a].tolist()), tuple(second[c].tolist()), (out,)
 
 
@@ -537,8 +613,9 @@ class Algorithm:
     def variables(self) -> list[int]:
         return list(range(len(self.gates) - 1))
 
-    def run(self, a: np.ndarray, b: np.ndarray,
-            interventions: dict[int, np.ndarray] | None = None) -> np.ndarray:
+    def run(
+        self, a: np.ndarray, b: np.ndarray, interventions: dict[int, np.ndarray] | None = None
+    ) -> np.ndarray:
         """The output on inputs a, b (arrays), with variable k set to ``interventions[k]``."""
         values: dict[Ref, np.ndarray] = {"A": a, "B": b}
         for k, (table, left, right) in enumerate(self.gates):
@@ -562,9 +639,16 @@ class Algorithm:
         return text(len(self.gates) - 1 if k is None else k, False)
 
 
-_GATE_FORMS = {8: ("∧", False, False), 4: ("∧", False, True), 2: ("∧", True, False),
-               1: ("∧", True, True), 14: ("∨", False, False), 13: ("∨", False, True),
-               11: ("∨", True, False), 7: ("∨", True, True)}
+_GATE_FORMS = {
+    8: ("∧", False, False),
+    4: ("∧", False, True),
+    2: ("∧", True, False),
+    1: ("∧", True, True),
+    14: ("∨", False, False),
+    13: ("∨", False, True),
+    11: ("∨", True, False),
+    7: ("∨", True, True),
+}
 """Each AND-like gate as (operator, negate left operand, negate right operand)."""
 
 
@@ -575,8 +659,11 @@ def _transpose(table: int) -> int:
 
 def _flip_input(table: int, which: int) -> int:
     """The table of g with its input ``which`` (0: left, 1: right) negated."""
-    return sum(((table >> (2 * (x ^ (which == 0)) + (y ^ (which == 1)))) & 1) << (2 * x + y)
-               for x in (0, 1) for y in (0, 1))
+    return sum(
+        ((table >> (2 * (x ^ (which == 0)) + (y ^ (which == 1)))) & 1) << (2 * x + y)
+        for x in (0, 1)
+        for y in (0, 1)
+    )
 
 
 def _normalise(tree: tuple, root: bool) -> tuple[tuple, bool]:
@@ -643,8 +730,9 @@ def candidate_algorithms(gate: str, depth: int = 2) -> list[Algorithm]:
         variables.update(level)
     trees = list(variables.values())
     a, b = INPUTS[:, 0], INPUTS[:, 1]
-    values = np.array([_flatten(t).run(a, b) if isinstance(t, tuple) else {"A": a, "B": b}[t]
-                       for t in trees])  # (n, 4)
+    values = np.array(
+        [_flatten(t).run(a, b) if isinstance(t, tuple) else {"A": a, "B": b}[t] for t in trees]
+    )  # (n, 4)
     target = bits(GATES[gate])
     found: dict[tuple, Algorithm] = {}
     for g in AND_LIKE:
@@ -693,8 +781,9 @@ def high_level_outputs(algorithm: Algorithm) -> np.ndarray:
     clean: dict[Ref, np.ndarray] = {"A": a, "B": b}
     for k, (table, left, right) in enumerate(algorithm.gates):
         clean[k] = (table >> (2 * clean[left] + clean[right])) & 1
-    return np.array([algorithm.run(a[BASES], b[BASES], {v: clean[v][SOURCES]})
-                     for v in algorithm.variables]).reshape(-1, 16)
+    return np.array(
+        [algorithm.run(a[BASES], b[BASES], {v: clean[v][SOURCES]}) for v in algorithm.variables]
+    ).reshape(-1, 16)
 
 
 def interchange_accuracy(patched: np.ndarray, algorithm: Algorithm) -> np.ndarray:
@@ -704,7 +793,9 @@ def interchange_accuracy(patched: np.ndarray, algorithm: Algorithm) -> np.ndarra
     return (patched[None] == high_level_outputs(algorithm)[:, None]).mean(-1)
 
 
-def minimal_locations(iia: np.ndarray, groups: list[tuple[int, np.ndarray]]) -> list[tuple[int, ...]]:
+def minimal_locations(
+    iia: np.ndarray, groups: list[tuple[int, np.ndarray]]
+) -> list[tuple[int, ...]]:
     """Every minimal location: one group per variable with IIA 1, the groups pairwise
     disjoint, and no other such location using subsets of them (the official code keeps
     the locations minimal under inclusion). Returned as tuples of group indices.
@@ -723,9 +814,14 @@ def minimal_locations(iia: np.ndarray, groups: list[tuple[int, np.ndarray]]) -> 
     for row in iia:
         valid = np.flatnonzero(row == 1.0)
         minimal.append([g for g in valid if not any(h != g and inside(h, g) for h in valid)])
-    return [combo for combo in itertools.product(*minimal)
-            if all(layer[i] != layer[j] or not (masks[i] & masks[j]).any()
-                   for i, j in itertools.combinations(combo, 2))]
+    return [
+        combo
+        for combo in itertools.product(*minimal)
+        if all(
+            layer[i] != layer[j] or not (masks[i] & masks[j]).any()
+            for i, j in itertools.combinations(combo, 2)
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------------
@@ -760,8 +856,9 @@ class Explanations:
         return sum(len(locs) for locs in self.locations)
 
 
-def explain(trained: Trained, algorithms: list[Algorithm], threshold: float = 0.99
-            ) -> list[Explanations]:
+def explain(
+    trained: Trained, algorithms: list[Algorithm], threshold: float = 0.99
+) -> list[Explanations]:
     """Where-then-what and what-then-where for every converged network of ``trained``."""
     index = np.flatnonzero(trained.converged)
     if not len(index):
@@ -769,16 +866,23 @@ def explain(trained: Trained, algorithms: list[Algorithm], threshold: float = 0.
     width = trained.nets.width
     circuits = neuron_circuits(width)
     groups = neuron_groups(width)
-    accuracy = circuit_accuracy(trained.nets.select(index), trained.val_x[index],
-                                trained.val_y[index], circuits)
+    accuracy = circuit_accuracy(
+        trained.nets.select(index), trained.val_x[index], trained.val_y[index], circuits
+    )
     patched = patched_outputs(trained.nets.select(index), groups)
     results = []
     for k, i in enumerate(index):
         valid = np.flatnonzero(accuracy[k] > threshold)
-        counts = np.array([count_interpretations(c) for c in
-                           circuit_candidates(trained.nets, i, circuits[valid])], dtype=np.int64)
-        locations = [minimal_locations(interchange_accuracy(patched[k], alg), groups)
-                     for alg in algorithms]
+        counts = np.array(
+            [
+                count_interpretations(c)
+                for c in circuit_candidates(trained.nets, i, circuits[valid])
+            ],
+            dtype=np.int64,
+        )
+        locations = [
+            minimal_locations(interchange_accuracy(patched[k], alg), groups) for alg in algorithms
+        ]
         results.append(Explanations(valid, counts, locations))
     return results
 
@@ -790,21 +894,35 @@ def split_heads(trained: Trained) -> list[Trained]:
     k = trained.nets.n_outputs
     if k == 1:
         return [trained]
-    return [Trained(trained.nets.head(i), trained.seeds, trained.epochs, trained.loss,
-                    trained.val_accuracy, trained.converged, trained.val_x, trained.val_y[..., i])
-            for i in range(k)]
+    return [
+        Trained(
+            trained.nets.head(i),
+            trained.seeds,
+            trained.epochs,
+            trained.loss,
+            trained.val_accuracy,
+            trained.converged,
+            trained.val_x,
+            trained.val_y[..., i],
+        )
+        for i in range(k)
+    ]
 
 
-def explain_outputs(trained: Trained, gates: Sequence[str], depth: int, threshold: float = 0.99
-                    ) -> list[list[Explanations]]:
+def explain_outputs(
+    trained: Trained, gates: Sequence[str], depth: int, threshold: float = 0.99
+) -> list[list[Explanations]]:
     """:func:`explain` for each output of networks trained on ``gates`` (one output per gate,
     in order), with that gate's candidate algorithms up to ``depth``: ``[network][gate]``,
     for the converged networks."""
     views = split_heads(trained)
     if len(views) != len(gates):
-        raise ValueError(f"{len(gates)} gates {tuple(gates)} for networks with {len(views)} outputs")
-    per_gate = [explain(view, candidate_algorithms(g, depth), threshold)
-                for g, view in zip(gates, views)]
+        raise ValueError(
+            f"{len(gates)} gates {tuple(gates)} for networks with {len(views)} outputs"
+        )
+    per_gate = [
+        explain(view, candidate_algorithms(g, depth), threshold) for g, view in zip(gates, views)
+    ]
     return [list(network) for network in zip(*per_gate)]
 
 
@@ -815,39 +933,65 @@ def joint_circuits(per_gate: Sequence[Explanations]) -> np.ndarray:
     return functools.reduce(np.intersect1d, [e.circuits for e in per_gate])
 
 
+def task_name(gates: Sequence[str]) -> str:
+    """A multi-gate task's name: its gates joined by " + "."""
+    return " + ".join(gates)
+
+
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
 # ---------------------------------------------------------------------------------
 
 PARAMETERS = {
     "gate": Param("XOR", "the Boolean function of the main experiment", choices=tuple(GATES)),
-    "width": Param(3, "neurons per hidden layer (two hidden layers) in the main experiment",
-                   low=2, high=5),
-    "seeds": Param(100, "networks trained for the main experiment (one seed each)", low=1, high=1000),
+    "width": Param(
+        3, "neurons per hidden layer (two hidden layers) in the main experiment", low=2, high=5
+    ),
+    "seeds": Param(
+        100, "networks trained for the main experiment (one seed each)", low=1, high=1000
+    ),
     "sweep_seeds": Param(20, "networks per width in the width sweep", low=1, high=500),
     "max_width": Param(5, "the width sweep runs over 2..max_width", low=2, high=5),
     "variant_seeds": Param(30, "networks per training variant and per other gate", low=1, high=500),
-    "multi_gates": Param("XOR,AND,OR", "gates of the multi-gate experiment, comma-separated (at "
-                         "least two of " + ", ".join(GATES) + "); networks learn the first 1, 2, ... "
-                         "of them at once", parser=parse_multi_gates),
+    "multi_gates": Param(
+        "XOR,AND,OR",
+        "gates of the multi-gate experiment, comma-separated (at "
+        "least two of " + ", ".join(GATES) + "); networks learn the first 1, 2, ... "
+        "of them at once",
+        parser=parse_multi_gates,
+    ),
     "multi_seeds": Param(30, "networks per task in the multi-gate experiment", low=1, high=500),
     "n_train": Param(1000, "noisy training samples per network", low=100, high=100000),
-    "n_val": Param(400, "noisy validation samples (convergence and circuit accuracy)",
-                   low=20, high=100000),
+    "n_val": Param(
+        400, "noisy validation samples (convergence and circuit accuracy)", low=20, high=100000
+    ),
     "noise_std": Param(0.1, "std of the Gaussian noise on the inputs", low=0.0, high=0.4),
     "lr": Param(0.01, "AdamW learning rate (the official default is 0.001)", low=1e-5, high=1.0),
     "batch_size": Param(100, "minibatch size", low=1, high=10000),
-    "max_epochs": Param(200, "epochs after which a network that has not reached the loss "
-                        "target is dropped", low=1, high=10000),
-    "loss_target": Param(0.01, "training stops once an epoch's mean MSE is below this",
-                         low=1e-5, high=0.25),
+    "max_epochs": Param(
+        200,
+        "epochs after which a network that has not reached the loss target is dropped",
+        low=1,
+        high=10000,
+    ),
+    "loss_target": Param(
+        0.01, "training stops once an epoch's mean MSE is below this", low=1e-5, high=0.25
+    ),
     "algo_depth": Param(3, "largest depth of the candidate algorithms (gate trees)", low=1, high=3),
     "seed": Param(0, "first seed; networks use seed, seed + 1, ...", low=0),
     "device": Param("auto", "compute device for training", choices=("auto", "cpu", "cuda")),
 }
 
-SMOKE = {"seeds": 8, "sweep_seeds": 4, "max_width": 3, "variant_seeds": 4, "multi_seeds": 4,
-         "max_epochs": 100, "n_val": 100, "algo_depth": 2}
+SMOKE = {
+    "seeds": 8,
+    "sweep_seeds": 4,
+    "max_width": 3,
+    "variant_seeds": 4,
+    "multi_seeds": 4,
+    "max_epochs": 100,
+    "n_val": 100,
+    "algo_depth": 2,
+}
 
 BOUNDS = {
     # share of the networks that learned the task showing each kind of non-uniqueness:
@@ -857,8 +1001,11 @@ BOUNDS = {
     "algorithms_not_unique": core.Bound(gt=0.5),
     "locations_not_unique": core.Bound(gt=0.5),
     # rise of the mean count from each width to the next (2 .. max_width): all above 0
-    "grows_with_width": {"circuits": core.Bound(gt=0), "interpretations": core.Bound(gt=0),
-                         "locations": core.Bound(gt=0)},
+    "grows_with_width": {
+        "circuits": core.Bound(gt=0),
+        "interpretations": core.Bound(gt=0),
+        "locations": core.Bound(gt=0),
+    },
     # share of the networks of each task of two or more gates with more than one circuit
     # replicating every output
     "several_gates_not_unique": core.Bound(gt=0.5),
@@ -878,6 +1025,278 @@ KNOWN_GAPS = {
         "(base before source), or wider layers (-p width=4 or 5, with room for redundant copies "
         "of a variable) would show it: in an exploratory run with the book's seeds, 88% of "
         "the width-3 networks with one order per pair, and 94% and 100% of the sweep's "
-        "networks of width 4 and 5 with all 16 pairs."),
+        "networks of width 4 and 5 with all 16 pairs."
+    ),
 }
 """Claim id -> why our scale or data cannot show it (written before the run)."""
+
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+
+def count_histograms(panels: dict[str, np.ndarray], log: Sequence[str] = ()) -> go.Figure:
+    """How often each count occurs, one panel per entry of ``panels`` (title -> counts), two
+    by two: bars per count, or a histogram of log10 counts for the titles in ``log``."""
+    from plotly.colors import qualitative
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=2, vertical_spacing=0.18, subplot_titles=list(panels))
+    for k, (title, values) in enumerate(panels.items()):
+        where = dict(row=k // 2 + 1, col=k % 2 + 1)
+        style = dict(marker_color=qualitative.Plotly[k], showlegend=False)
+        if title in log:
+            fig.add_histogram(x=np.log10(values), nbinsx=20, **style, **where)
+        else:
+            counts, n = np.unique(values, return_counts=True)
+            fig.add_bar(x=counts, y=n, **style, **where)
+    fig.update_yaxes(title_text="count")
+    return fig.update_layout(height=560)
+
+
+def draw_network(
+    fig: go.Figure,
+    nets: Networks,
+    index: int,
+    row: int,
+    col: int,
+    active: np.ndarray | None = None,
+    labels: dict | None = None,
+    colors: dict | None = None,
+    title: str = "",
+    hovers: dict | None = None,
+) -> None:
+    """Draw network ``index`` in one panel of ``fig``: ``active`` (2, width) marks the
+    neurons shown as part of the circuit (the others grey), ``labels``/``colors``/``hovers``
+    map (layer, neuron) to text, colour and hover text, edge colour is the weight's sign
+    (blue positive, red negative), and ``title`` is written above (as a trace, so that a
+    static slider can change it)."""
+    sizes = [2, nets.width, nets.width, 1]
+    top = (nets.width - 1) / 2
+    y = {(l, j): (n - 1) / 2 - j for l, n in enumerate(sizes) for j in range(n)}
+    on = {(l, j): l in (0, 3) or active is None or bool(active[l - 1][j]) for (l, j) in y}
+    segments = {"positive": ([], []), "negative": ([], []), "ablated": ([], [])}
+    for l in range(3):
+        w = nets.weights[l][index]
+        for i, j in np.ndindex(sizes[l], sizes[l + 1]):
+            kept = on[l, i] and on[l + 1, j]
+            kind = ("negative" if w[j, i] < 0 else "positive") if kept else "ablated"
+            segments[kind][0].extend([l, l + 1, None])
+            segments[kind][1].extend([y[l, i], y[l + 1, j], None])
+    style = {
+        "positive": dict(color="#0969da", width=2),
+        "negative": dict(color="#cf222e", width=2),
+        "ablated": dict(color="#d0d7de", width=1, dash="dot"),
+    }
+    for kind, (xs, ys) in segments.items():
+        fig.add_scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            line=style[kind],
+            hoverinfo="skip",
+            showlegend=False,
+            row=row,
+            col=col,
+        )
+    labels, colors, hovers = labels or {}, colors or {}, hovers or {}
+    nodes = list(y)
+    fig.add_scatter(
+        x=[l for l, _ in nodes],
+        y=[y[n] for n in nodes],
+        mode="markers+text",
+        text=[labels.get(n, "") for n in nodes],
+        textposition="top center",
+        marker=dict(
+            size=22,
+            line=dict(color="black", width=1),
+            color=[colors.get(n, "#8c959f" if not on[n] else "#ffffff") for n in nodes],
+        ),
+        hovertext=[hovers.get((l, j), f"layer {l}, neuron {j}") for l, j in nodes],
+        hoverinfo="text",
+        showlegend=False,
+        row=row,
+        col=col,
+    )
+    fig.add_scatter(
+        x=[1.5],
+        y=[top + 0.75],
+        mode="text",
+        text=[title],
+        textfont_size=10,
+        hoverinfo="skip",
+        showlegend=False,
+        row=row,
+        col=col,
+    )
+    fig.update_xaxes(range=[-0.3, 3.3], row=row, col=col)
+    fig.update_yaxes(range=[-top - 0.4, top + 0.95], row=row, col=col)
+
+
+def circuit_labels(
+    nets: Networks, index: int, circuit: np.ndarray, gate: str
+) -> dict[tuple[int, int], str]:
+    """Gate names of one interpretation (the first found) of ``circuit`` of network
+    ``index``, by (layer, neuron); only the inputs and output if it has none."""
+    found = first_interpretation(circuit_candidates(nets, index, circuit[None])[0])
+    labels = {(0, 0): "A", (0, 1): "B", (3, 0): gate}
+    if found is not None:
+        for layer in (0, 1):
+            for j, t in zip(np.flatnonzero(circuit[layer]), found[layer]):
+                labels[layer + 1, j] = NAMES[t]
+    return labels
+
+
+def location_labels(
+    algorithm: Algorithm, location: tuple[int, ...], groups: list[tuple[int, np.ndarray]], gate: str
+) -> tuple[dict, dict, dict]:
+    """Labels, colours and hover texts, by (layer, neuron), of the neurons that hold each
+    intermediate variable v1, v2, ... of ``algorithm`` at ``location`` (group indices)."""
+    from plotly.colors import qualitative
+
+    palette = qualitative.Set2
+    labels, colors, hovers = {(0, 0): "A", (0, 1): "B", (3, 0): gate}, {}, {}
+    for v, g in enumerate(location):
+        layer, mask = groups[g]
+        for j in np.flatnonzero(mask):
+            labels[layer + 1, j] = f"v{v + 1}"
+            colors[layer + 1, j] = palette[v % len(palette)]
+            hovers[layer + 1, j] = f"v{v + 1} = {algorithm.describe(v)}"
+    return labels, colors, hovers
+
+
+def explanations_figure(
+    nets: Networks,
+    index: int,
+    explained: Explanations,
+    algorithms: list[Algorithm],
+    gate: str,
+    name: str,
+) -> go.Figure:
+    """One network's explanations: up to three valid circuits, the sparsest first, each
+    labelled with one interpretation (top row), and up to three aligned algorithms at their
+    first minimal location (bottom row)."""
+    from plotly.subplots import make_subplots
+
+    e, width = explained, nets.width
+    circuits, groups = neuron_circuits(width), neuron_groups(width)
+    fig = make_subplots(rows=2, cols=3, vertical_spacing=0.06, horizontal_spacing=0.03)
+    for col, c in enumerate(sorted(e.circuits, key=lambda c: circuits[c].sum())[:3], start=1):
+        count = e.interpretations[list(e.circuits).index(c)]
+        draw_network(
+            fig,
+            nets,
+            index,
+            1,
+            col,
+            circuits[c],
+            circuit_labels(nets, index, circuits[c], gate),
+            title=f"circuit of {circuits[c].sum()} neurons, {count} interpretations",
+        )
+    for col, a in enumerate(e.aligned[:3], start=1):
+        labels, colors, hovers = location_labels(algorithms[a], e.locations[a][0], groups, gate)
+        draw_network(
+            fig,
+            nets,
+            index,
+            2,
+            col,
+            None,
+            labels,
+            colors,
+            title=algorithms[a].describe(),
+            hovers=hovers,
+        )
+    fig.update_xaxes(visible=False).update_yaxes(visible=False)
+    return fig.update_layout(
+        height=620,
+        title=f"{name}: {len(e.circuits)} valid circuits, "
+        f"{e.n_interpretations} interpretations, "
+        f"{len(e.aligned)} aligned algorithms, "
+        f"{e.n_locations} minimal locations",
+    )
+
+
+def growth_figure(
+    widths: Sequence[int], growth: dict[str, list[np.ndarray]], title: str
+) -> go.Figure:
+    """Mean count per network against the width, one line per measure (``growth``: name ->
+    one array of per-network counts per width), with standard errors, on a log scale."""
+    import plotly.graph_objects as go
+    from plotly.colors import qualitative
+
+    fig = go.Figure()
+    for (name, values), color in zip(growth.items(), qualitative.Plotly):
+        means = [v.mean() if len(v) else np.nan for v in values]
+        errors = [v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0 for v in values]
+        fig.add_scatter(
+            x=list(widths),
+            y=means,
+            error_y=dict(array=errors),
+            name=name,
+            mode="lines+markers",
+            line_color=color,
+            customdata=[len(v) for v in values],
+            hovertemplate="width %{x}: mean %{y:.3g} over %{customdata} networks<extra></extra>",
+        )
+    fig.update_yaxes(type="log", title_text="mean per network (log scale)")
+    fig.update_xaxes(title_text="neurons per hidden layer", dtick=1)
+    return fig.update_layout(height=420, title=title)
+
+
+def multi_gate_figure(
+    joint: dict[tuple[str, ...], np.ndarray],
+    per_gate: dict[tuple[str, ...], np.ndarray],
+    title: str,
+) -> go.Figure:
+    """Networks trained on several gates, by task (its gates): the circuits replicating
+    every output per network (``joint``, boxes) and the mean valid circuits of each output
+    gate (``per_gate``: (networks, gates) counts, bars with standard errors)."""
+    from plotly.colors import qualitative
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.1,
+        subplot_titles=[
+            "circuits replicating every output, per network",
+            "valid circuits per gate (official count)",
+        ],
+    )
+    for gates, counts in joint.items():
+        fig.add_box(
+            y=counts,
+            name=task_name(gates),
+            boxpoints="all",
+            jitter=0.4,
+            pointpos=0,
+            marker_color=qualitative.Plotly[len(gates) - 1],
+            showlegend=False,
+            row=1,
+            col=1,
+            hovertemplate=f"{task_name(gates)}: %{{y}} circuits<extra></extra>",
+        )
+    for gates, counts in per_gate.items():
+        errors = counts.std(0, ddof=1) / np.sqrt(len(counts)) if len(counts) > 1 else None
+        fig.add_bar(
+            x=list(gates),
+            y=counts.mean(0),
+            error_y=dict(array=errors),
+            name=task_name(gates),
+            marker_color=qualitative.Plotly[len(gates) - 1],
+            legendgroup=task_name(gates),
+            customdata=[len(counts)] * len(gates),
+            row=1,
+            col=2,
+            hovertemplate="%{x}: mean %{y:.3g} over %{customdata} networks<extra>"
+            + task_name(gates)
+            + "</extra>",
+        )
+    fig.update_yaxes(title_text="valid circuits", rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(title_text="mean valid circuits", row=1, col=2)
+    fig.update_xaxes(title_text="output gate", row=1, col=2)
+    return fig.update_layout(
+        barmode="group", height=430, legend_title_text="trained on", title=title
+    )

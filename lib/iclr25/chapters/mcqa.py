@@ -52,53 +52,139 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from iclr25 import llm
+from iclr25 import editing, llm
 from iclr25.core import Bound, Param
 
 if TYPE_CHECKING:
     import ipywidgets as widgets
     import plotly.graph_objects as go
 
-COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black",
-          "white", "grey")
+COLORS = (
+    "red",
+    "orange",
+    "yellow",
+    "green",
+    "blue",
+    "purple",
+    "pink",
+    "brown",
+    "black",
+    "white",
+    "grey",
+)
 
 #: (noun, verb, its typical colour): the Colors task's objects (our own list).
 OBJECTS: tuple[tuple[str, str, str], ...] = (
-    ("bananas", "are", "yellow"), ("lemons", "are", "yellow"), ("sunflowers", "are", "yellow"),
-    ("canaries", "are", "yellow"), ("butter", "is", "yellow"), ("corn", "is", "yellow"),
-    ("tomatoes", "are", "red"), ("strawberries", "are", "red"), ("cherries", "are", "red"),
-    ("blood", "is", "red"), ("rubies", "are", "red"), ("ladybugs", "are", "red"),
-    ("grass", "is", "green"), ("lettuce", "is", "green"), ("cucumbers", "are", "green"),
-    ("frogs", "are", "green"), ("broccoli", "is", "green"), ("limes", "are", "green"),
-    ("emeralds", "are", "green"), ("leaves", "are", "green"), ("the sky", "is", "blue"),
-    ("the ocean", "is", "blue"), ("sapphires", "are", "blue"), ("blueberries", "are", "blue"),
-    ("snow", "is", "white"), ("milk", "is", "white"), ("clouds", "are", "white"),
-    ("chalk", "is", "white"), ("salt", "is", "white"), ("swans", "are", "white"),
-    ("coal", "is", "black"), ("crows", "are", "black"), ("ink", "is", "black"),
-    ("tar", "is", "black"), ("ravens", "are", "black"), ("carrots", "are", "orange"),
-    ("pumpkins", "are", "orange"), ("tangerines", "are", "orange"), ("oranges", "are", "orange"),
-    ("chocolate", "is", "brown"), ("coffee", "is", "brown"), ("cinnamon", "is", "brown"),
-    ("acorns", "are", "brown"), ("bears", "are", "brown"), ("flamingos", "are", "pink"),
-    ("piglets", "are", "pink"), ("bubblegum", "is", "pink"), ("eggplants", "are", "purple"),
-    ("lavender", "is", "purple"), ("amethysts", "are", "purple"), ("plums", "are", "purple"),
-    ("elephants", "are", "grey"), ("ash", "is", "grey"), ("concrete", "is", "grey"),
-    ("pebbles", "are", "grey"), ("mice", "are", "grey"),
+    ("bananas", "are", "yellow"),
+    ("lemons", "are", "yellow"),
+    ("sunflowers", "are", "yellow"),
+    ("canaries", "are", "yellow"),
+    ("butter", "is", "yellow"),
+    ("corn", "is", "yellow"),
+    ("tomatoes", "are", "red"),
+    ("strawberries", "are", "red"),
+    ("cherries", "are", "red"),
+    ("blood", "is", "red"),
+    ("rubies", "are", "red"),
+    ("ladybugs", "are", "red"),
+    ("grass", "is", "green"),
+    ("lettuce", "is", "green"),
+    ("cucumbers", "are", "green"),
+    ("frogs", "are", "green"),
+    ("broccoli", "is", "green"),
+    ("limes", "are", "green"),
+    ("emeralds", "are", "green"),
+    ("leaves", "are", "green"),
+    ("the sky", "is", "blue"),
+    ("the ocean", "is", "blue"),
+    ("sapphires", "are", "blue"),
+    ("blueberries", "are", "blue"),
+    ("snow", "is", "white"),
+    ("milk", "is", "white"),
+    ("clouds", "are", "white"),
+    ("chalk", "is", "white"),
+    ("salt", "is", "white"),
+    ("swans", "are", "white"),
+    ("coal", "is", "black"),
+    ("crows", "are", "black"),
+    ("ink", "is", "black"),
+    ("tar", "is", "black"),
+    ("ravens", "are", "black"),
+    ("carrots", "are", "orange"),
+    ("pumpkins", "are", "orange"),
+    ("tangerines", "are", "orange"),
+    ("oranges", "are", "orange"),
+    ("chocolate", "is", "brown"),
+    ("coffee", "is", "brown"),
+    ("cinnamon", "is", "brown"),
+    ("acorns", "are", "brown"),
+    ("bears", "are", "brown"),
+    ("flamingos", "are", "pink"),
+    ("piglets", "are", "pink"),
+    ("bubblegum", "is", "pink"),
+    ("eggplants", "are", "purple"),
+    ("lavender", "is", "purple"),
+    ("amethysts", "are", "purple"),
+    ("plums", "are", "purple"),
+    ("elephants", "are", "grey"),
+    ("ash", "is", "grey"),
+    ("concrete", "is", "grey"),
+    ("pebbles", "are", "grey"),
+    ("mice", "are", "grey"),
 )
 
+#: Capital cities: those of the editing chapters' facts (:data:`iclr25.editing.COUNTRIES`),
+#: and of two countries those leave out.
+CAPITAL_OF = {row[0]: row[1] for row in editing.COUNTRIES} | {
+    "Ireland": "Dublin",
+    "Belgium": "Brussels",
+}
+
 #: (country, capital): a small world-knowledge set, the stand-in for MMLU.
-CAPITALS: tuple[tuple[str, str], ...] = (
-    ("France", "Paris"), ("Germany", "Berlin"), ("Italy", "Rome"), ("Spain", "Madrid"),
-    ("Japan", "Tokyo"), ("China", "Beijing"), ("Russia", "Moscow"), ("Egypt", "Cairo"),
-    ("Greece", "Athens"), ("the United Kingdom", "London"), ("Ireland", "Dublin"),
-    ("Portugal", "Lisbon"), ("Austria", "Vienna"), ("Poland", "Warsaw"), ("Hungary", "Budapest"),
-    ("Sweden", "Stockholm"), ("Norway", "Oslo"), ("Finland", "Helsinki"),
-    ("Denmark", "Copenhagen"), ("the Netherlands", "Amsterdam"), ("Belgium", "Brussels"),
-    ("Kenya", "Nairobi"), ("Argentina", "Buenos Aires"), ("Peru", "Lima"), ("Cuba", "Havana"),
-    ("Mexico", "Mexico City"), ("Canada", "Ottawa"), ("India", "New Delhi"),
-    ("Thailand", "Bangkok"), ("South Korea", "Seoul"), ("Vietnam", "Hanoi"),
-    ("Indonesia", "Jakarta"), ("Iran", "Tehran"), ("Iraq", "Baghdad"), ("Colombia", "Bogota"),
-    ("Venezuela", "Caracas"), ("the Czech Republic", "Prague"), ("Romania", "Bucharest"),
-    ("the Philippines", "Manila"), ("Saudi Arabia", "Riyadh"),
+CAPITALS: tuple[tuple[str, str], ...] = tuple(
+    (c, CAPITAL_OF[c])
+    for c in (
+        "France",
+        "Germany",
+        "Italy",
+        "Spain",
+        "Japan",
+        "China",
+        "Russia",
+        "Egypt",
+        "Greece",
+        "the United Kingdom",
+        "Ireland",
+        "Portugal",
+        "Austria",
+        "Poland",
+        "Hungary",
+        "Sweden",
+        "Norway",
+        "Finland",
+        "Denmark",
+        "the Netherlands",
+        "Belgium",
+        "Kenya",
+        "Argentina",
+        "Peru",
+        "Cuba",
+        "Mexico",
+        "Canada",
+        "India",
+        "Thailand",
+        "South Korea",
+        "Vietnam",
+        "Indonesia",
+        "Iran",
+        "Iraq",
+        "Colombia",
+        "Venezuela",
+        "the Czech Republic",
+        "Romania",
+        "the Philippines",
+        "Saudi Arabia",
+    )
 )
 
 #: Symbol sets: the usual letters and the paper's unusual alternative.
@@ -137,28 +223,34 @@ class Item:
         return replace(self, query=self.query.moved(slot))
 
 
-def _options(correct: str, pool: Sequence[str], rng: np.random.Generator,
-             n_options: int) -> tuple[tuple[str, ...], int]:
+def _options(
+    correct: str, pool: Sequence[str], rng: np.random.Generator, n_options: int
+) -> tuple[tuple[str, ...], int]:
     """``correct`` among ``n_options - 1`` distinct others from ``pool``, at a random slot."""
-    options = [str(c) for c in rng.choice([c for c in pool if c != correct], n_options - 1,
-                                          replace=False)]
+    options = [
+        str(c) for c in rng.choice([c for c in pool if c != correct], n_options - 1, replace=False)
+    ]
     answer = int(rng.integers(n_options))
     options.insert(answer, correct)
     return tuple(options), answer
 
 
-def colour_question(noun: str, verb: str, colour: str, rng: np.random.Generator,
-                    n_options: int = 4) -> Question:
+def colour_question(
+    noun: str, verb: str, colour: str, rng: np.random.Generator, n_options: int = 4
+) -> Question:
     """``"Bananas are yellow. What color are bananas?"`` with the colour among random others."""
     text = f"{noun[0].upper() + noun[1:]} {verb} {colour}. What color {verb} {noun}?"
     return Question(text, *_options(colour, COLORS, rng, n_options))
 
 
-def capital_question(country: str, capital: str, rng: np.random.Generator,
-                     n_options: int = 4) -> Question:
+def capital_question(
+    country: str, capital: str, rng: np.random.Generator, n_options: int = 4
+) -> Question:
     """``"What is the capital of France?"`` with three other capitals as distractors."""
-    return Question(f"What is the capital of {country}?",
-                    *_options(capital, [c for _, c in CAPITALS], rng, n_options))
+    return Question(
+        f"What is the capital of {country}?",
+        *_options(capital, [c for _, c in CAPITALS], rng, n_options),
+    )
 
 
 def colours_items(n: int, rng: np.random.Generator, *, typical: bool = True) -> list[Item]:
@@ -168,6 +260,7 @@ def colours_items(n: int, rng: np.random.Generator, *, typical: bool = True) -> 
     drawn at random, so that nothing but the context tells the answer (the corpus of
     the tiny model, which knows no world).
     """
+
     def question(k: int) -> Question:
         noun, verb, colour = OBJECTS[k]
         return colour_question(noun, verb, colour if typical else str(rng.choice(COLORS)), rng)
@@ -184,8 +277,12 @@ def capitals_items(n: int, rng: np.random.Generator) -> list[Item]:
     items = []
     for k in rng.permutation(len(CAPITALS))[:n]:
         others = rng.choice([j for j in range(len(CAPITALS)) if j != k], N_SHOTS, replace=False)
-        items.append(Item(tuple(capital_question(*CAPITALS[j], rng) for j in others),
-                          capital_question(*CAPITALS[k], rng)))
+        items.append(
+            Item(
+                tuple(capital_question(*CAPITALS[j], rng) for j in others),
+                capital_question(*CAPITALS[k], rng),
+            )
+        )
     return items
 
 
@@ -202,6 +299,7 @@ def cloze(q: Question, solved: bool = False) -> str:
 
 def prompt(item: Item, fmt: str = "ABCD") -> str:
     """The 3-shot prompt of ``item`` in a symbol format (``"ABCD"``...) or ``"cloze"``."""
+
     def show(q: Question, solved: bool) -> str:
         return cloze(q, solved) if fmt == "cloze" else lettered(q, fmt, solved)
 
@@ -230,8 +328,11 @@ def lettered_scores(lm: llm.LM, items: Sequence[Item], symbols: str = "ABCD") ->
 
 def cloze_scores(lm: llm.LM, items: Sequence[Item]) -> torch.Tensor:
     """Cloze scoring: ``log P(option text | question)``, ``[item, option]``."""
-    return llm.score_continuations(lm, [prompt(item, "cloze") for item in items],
-                                   [[" " + o for o in item.query.options] for item in items])
+    return llm.score_continuations(
+        lm,
+        [prompt(item, "cloze") for item in items],
+        [[" " + o for o in item.query.options] for item in items],
+    )
 
 
 def accuracy(scores: torch.Tensor, items: Sequence[Item]) -> float:
@@ -262,7 +363,9 @@ def patching_pairs(items: Sequence[Item], rng: np.random.Generator) -> list[tupl
     so the two prompts differ only in the order of the options and their correct symbols differ."""
     pairs = []
     for item in items:
-        slot = (item.query.answer + int(rng.integers(1, len(item.query.options)))) % len(item.query.options)
+        slot = (item.query.answer + int(rng.integers(1, len(item.query.options)))) % len(
+            item.query.options
+        )
         pairs.append((item, item.moved(slot)))
     return pairs
 
@@ -275,8 +378,12 @@ def _ld(logprobs: torch.Tensor, pairs: Sequence[tuple[Item, Item]]) -> torch.Ten
     return logprobs[..., rows, source] - logprobs[..., rows, base]
 
 
-def normalised_effect(patched: torch.Tensor, base: torch.Tensor, source: torch.Tensor,
-                      pairs: Sequence[tuple[Item, Item]]) -> np.ndarray:
+def normalised_effect(
+    patched: torch.Tensor,
+    base: torch.Tensor,
+    source: torch.Tensor,
+    pairs: Sequence[tuple[Item, Item]],
+) -> np.ndarray:
     """``(LD_patched - LD_base) / (LD_source - LD_base)``, each averaged over the pairs.
 
     ``patched`` is ``[..., pair, symbol]``; 0 means the patch changed nothing, 1 that it
@@ -297,8 +404,11 @@ def symbol_roles(logprobs: torch.Tensor, pairs: Sequence[tuple[Item, Item]]) -> 
     rows = torch.arange(len(pairs))
     base = p[rows, [b.query.answer for b, _ in pairs]]
     source = p[rows, [s.query.answer for _, s in pairs]]
-    return {"base answer": float(base.mean()), "source answer": float(source.mean()),
-            "other symbols": float((p.sum(-1) - base - source).mean())}
+    return {
+        "base answer": float(base.mean()),
+        "source answer": float(source.mean()),
+        "other symbols": float((p.sum(-1) - base - source).mean()),
+    }
 
 
 # ---------------------------------------------------------------------------------
@@ -326,17 +436,31 @@ class Patching:
 
     def distributions(self, row: int, column: int) -> dict[str, dict[str, float]]:
         """Symbol probabilities before (base run), after (patched) and in the source run."""
-        return {"before (base)": symbol_roles(self.sweep.base, self.pairs),
-                "after (patched)": symbol_roles(self.sweep.patched[row, column], self.pairs),
-                "source": symbol_roles(self.sweep.source, self.pairs)}
+        return {
+            "before (base)": symbol_roles(self.sweep.base, self.pairs),
+            "after (patched)": symbol_roles(self.sweep.patched[row, column], self.pairs),
+            "source": symbol_roles(self.sweep.source, self.pairs),
+        }
 
 
-def patching(lm: llm.LM, pairs: Sequence[tuple[Item, Item]], component: str, *,
-             symbols: str = "ABCD", positions: Sequence[int] = (-1,)) -> Patching:
+def patching(
+    lm: llm.LM,
+    pairs: Sequence[tuple[Item, Item]],
+    component: str,
+    *,
+    symbols: str = "ABCD",
+    positions: Sequence[int] = (-1,),
+) -> Patching:
     """Patch ``component`` cell by cell from each source prompt into its base prompt."""
     base = [prompt(b, symbols) for b, _ in pairs]
-    sweep = llm.patch_sweep(lm, base, [prompt(s, symbols) for _, s in pairs], component,
-                            symbol_tokens(lm, symbols), positions=positions)
+    sweep = llm.patch_sweep(
+        lm,
+        base,
+        [prompt(s, symbols) for _, s in pairs],
+        component,
+        symbol_tokens(lm, symbols),
+        positions=positions,
+    )
     if component == "head":
         columns = [f"head {h}" for h in sweep.columns]
     else:
@@ -345,36 +469,70 @@ def patching(lm: llm.LM, pairs: Sequence[tuple[Item, Item]], component: str, *,
     return Patching(lm.name, sweep, list(pairs), columns)
 
 
-def patching_figure(results: dict[str, Patching], key: str,
-                    cell: tuple[int, int] | None = None) -> go.Figure:
+def patching_figure(
+    results: dict[str, Patching], key: str, cell: tuple[int, int] | None = None
+) -> go.Figure:
     """Heatmap of a sweep's normalised effect and, for one cell (default: the strongest),
     the symbol probabilities before and after patching it."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     result = results[key]
     effect = result.effect
     row, column = cell if cell is not None else np.unravel_index(np.nanargmax(effect), effect.shape)
     layers = result.sweep.layers
-    text = [[f"layer {layers[r]}, {result.columns[c]}<br>effect {effect[r, c]:.2f}<br>"
-             + "<br>".join(f"{run}: " + ", ".join(f"{role} {p:.2f}" for role, p in roles.items())
-                           for run, roles in result.distributions(r, c).items())
-             for c in range(effect.shape[1])] for r in range(effect.shape[0])]
-    fig = make_subplots(2, 1, row_heights=[0.58, 0.42], vertical_spacing=0.2,
-                        subplot_titles=("normalised effect of patching one cell (x: position and "
-                                        "its token, or head)",
-                                        "symbol probabilities at the marked cell"))
-    fig.add_heatmap(z=effect, x=result.columns, y=layers, zmin=-1, zmax=1, colorscale="RdBu_r",
-                    text=text, hoverinfo="text", colorbar=dict(len=0.55, y=1, yanchor="top"),
-                    row=1, col=1)
-    fig.add_scatter(x=[result.columns[column]], y=[layers[row]], mode="markers", showlegend=False,
-                    marker=dict(symbol="square-open", size=16, color="black", line_width=2),
-                    hoverinfo="skip", row=1, col=1)
+    text = [
+        [
+            f"layer {layers[r]}, {result.columns[c]}<br>effect {effect[r, c]:.2f}<br>"
+            + "<br>".join(
+                f"{run}: " + ", ".join(f"{role} {p:.2f}" for role, p in roles.items())
+                for run, roles in result.distributions(r, c).items()
+            )
+            for c in range(effect.shape[1])
+        ]
+        for r in range(effect.shape[0])
+    ]
+    fig = make_subplots(
+        2,
+        1,
+        row_heights=[0.58, 0.42],
+        vertical_spacing=0.2,
+        subplot_titles=(
+            "normalised effect of patching one cell (x: position and its token, or head)",
+            "symbol probabilities at the marked cell",
+        ),
+    )
+    fig.add_heatmap(
+        z=effect,
+        x=result.columns,
+        y=layers,
+        zmin=-1,
+        zmax=1,
+        colorscale="RdBu_r",
+        text=text,
+        hoverinfo="text",
+        colorbar=dict(len=0.55, y=1, yanchor="top"),
+        row=1,
+        col=1,
+    )
+    fig.add_scatter(
+        x=[result.columns[column]],
+        y=[layers[row]],
+        mode="markers",
+        showlegend=False,
+        marker=dict(symbol="square-open", size=16, color="black", line_width=2),
+        hoverinfo="skip",
+        row=1,
+        col=1,
+    )
     for run, roles in result.distributions(row, column).items():
         fig.add_bar(x=list(roles), y=list(roles.values()), name=run, row=2, col=1)
-    fig.update_layout(title=f"{key} (full effect {result.full:.2f} nats); marked: layer "
-                            f"{layers[row]}, {result.columns[column]}",
-                      barmode="group", height=760, legend=dict(x=1.02, y=0.3))
+    fig.update_layout(
+        title=f"{key} (full effect {result.full:.2f} nats); marked: layer "
+        f"{layers[row]}, {result.columns[column]}",
+        barmode="group",
+        height=760,
+        legend=dict(x=1.02, y=0.3),
+    )
     fig.update_yaxes(title_text="layer", row=1, col=1)
     fig.update_yaxes(title_text="mean probability", range=[0, 1], row=2, col=1)
     return fig
@@ -392,8 +550,9 @@ def patching_explorer(results: dict[str, Patching]) -> widgets.VBox:
         value = traitlets.Any()
 
     keys = list(results)
-    view = widgets.Dropdown(options=keys, description="model / component",
-                            style={"description_width": "initial"})
+    view = widgets.Dropdown(
+        options=keys, description="model / component", style={"description_width": "initial"}
+    )
     row = widgets.IntSlider(description="layer row", min=0, continuous_update=False)
     column = widgets.IntSlider(description="column", min=0, continuous_update=False)
     explorer = Explorer([view, row, column])
@@ -420,8 +579,10 @@ rare in a real corpus too."""
 
 def tiny_vocabulary() -> list[str]:
     """Every word a Colors prompt can hold, in either symbol set."""
-    template = [f"{noun[0].upper() + noun[1:]} {verb} . What color {verb} {noun} ? : Answer"
-                for noun, verb, _ in OBJECTS]
+    template = [
+        f"{noun[0].upper() + noun[1:]} {verb} . What color {verb} {noun} ? : Answer"
+        for noun, verb, _ in OBJECTS
+    ]
     return llm.words([*template, " ".join(COLORS), " ".join("".join(SYMBOLS))])
 
 
@@ -434,20 +595,50 @@ def tiny_corpus(rng: np.random.Generator, n: int) -> list[str]:
     return texts
 
 
-def train_tiny(*, layers: int, d_model: int, steps: int, checkpoints: int, batch_size: int,
-               lr: float, seed: int, threads: int = 2, device: str | torch.device = "cpu",
-               progress: bool = True) -> llm.TinyRun:
+def train_tiny(
+    *,
+    layers: int,
+    d_model: int,
+    steps: int,
+    checkpoints: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    threads: int = 2,
+    device: str | torch.device = "cpu",
+    progress: bool = True,
+) -> llm.TinyRun:
     """Train the chapter's tiny transformer on :func:`tiny_corpus` (cached, see
     :func:`iclr25.llm.train_tiny`); the loss is on the symbol after each ``Answer:``.
     Two CPU threads, the book's budget: a step takes about 60 ms on two, 95 ms on one."""
-    corpus = {"generator": "mcqa.tiny_corpus", "objects": len(OBJECTS), "colors": len(COLORS),
-              "shots": N_SHOTS, "symbols": SYMBOLS, "alternative_share": ALTERNATIVE_SHARE,
-              "version": 1}
-    config = llm.TinyConfig(n_layers=layers, n_heads=4, d_model=d_model, d_mlp=4 * d_model, context=128)
-    return llm.train_tiny("mcqa-tiny", tiny_vocabulary(), tiny_corpus, data=corpus, config=config,
-                          steps=steps, checkpoints=checkpoints, batch_size=batch_size, lr=lr,
-                          loss_after="Answer:", seed=seed, threads=threads, device=device,
-                          progress=progress)
+    corpus = {
+        "generator": "mcqa.tiny_corpus",
+        "objects": len(OBJECTS),
+        "colors": len(COLORS),
+        "shots": N_SHOTS,
+        "symbols": SYMBOLS,
+        "alternative_share": ALTERNATIVE_SHARE,
+        "version": 1,
+    }
+    config = llm.TinyConfig(
+        n_layers=layers, n_heads=4, d_model=d_model, d_mlp=4 * d_model, context=128
+    )
+    return llm.train_tiny(
+        "mcqa-tiny",
+        tiny_vocabulary(),
+        tiny_corpus,
+        data=corpus,
+        config=config,
+        steps=steps,
+        checkpoints=checkpoints,
+        batch_size=batch_size,
+        lr=lr,
+        loss_after="Answer:",
+        seed=seed,
+        threads=threads,
+        device=device,
+        progress=progress,
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -455,7 +646,9 @@ def train_tiny(*, layers: int, d_model: int, steps: int, checkpoints: int, batch
 # ---------------------------------------------------------------------------------
 
 PARAMETERS = {
-    "n_items": Param(32, "Colors and capital-city items scored on SmolLM2", low=4, high=len(CAPITALS)),
+    "n_items": Param(
+        32, "Colors and capital-city items scored on SmolLM2", low=4, high=len(CAPITALS)
+    ),
     "n_pairs": Param(6, "patching pairs for SmolLM2", low=2, high=len(OBJECTS)),
     "smol_positions": Param(2, "last positions of the prompt patched in SmolLM2", low=1, high=24),
     "tiny_layers": Param(8, "layers of the tiny transformer", low=2, high=16),
@@ -470,8 +663,16 @@ PARAMETERS = {
     "device": Param("auto", "torch device", choices=("auto", "cpu", "cuda")),
 }
 
-SMOKE = {"n_items": 6, "n_pairs": 2, "smol_positions": 2, "tiny_d_model": 32, "tiny_steps": 40,
-         "tiny_checkpoints": 4, "n_eval": 8, "n_tiny_pairs": 4}
+SMOKE = {
+    "n_items": 6,
+    "n_pairs": 2,
+    "smol_positions": 2,
+    "tiny_d_model": 32,
+    "tiny_steps": 40,
+    "tiny_checkpoints": 4,
+    "n_eval": 8,
+    "n_tiny_pairs": 4,
+}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
 # ---------------------------------------------------------------------------------
@@ -487,17 +688,21 @@ BOUNDS = {
     "tiny-learned": Bound(ge=0.9),
     # From the paper's 1-3 layers of about 30: at least one and at most a quarter of the
     # layers (rounded up) have an attention effect of 0.5 or more; no MLP reaches 0.5.
-    "tiny-localisation": {"selecting layers": Bound(ge=1),
-                          "selecting layers / ceil(layers / 4)": Bound(le=1),
-                          "largest MLP effect": Bound(lt=0.5)},
+    "tiny-localisation": {
+        "selecting layers": Bound(ge=1),
+        "selecting layers / ceil(layers / 4)": Bound(le=1),
+        "largest MLP effect": Bound(lt=0.5),
+    },
     # Some layer selects, and none of those that do is the first or the last.
     "tiny-middle-layers": {"selecting layers": Bound(ge=1), "of them first or last": Bound(le=0)},
     # The top two heads carry at least half of all heads' effect.
     "tiny-sparse-heads": Bound(ge=0.5),
     # The correct symbol is readable (ranked first for 90% of prompts) no earlier than the
     # first selecting layer, and each layer from there on does not lower its separation.
-    "tiny-projection": {"first readable - first selecting layer": Bound(ge=0),
-                        "change of separation from the selecting layer on": Bound(ge=0)},
+    "tiny-projection": {
+        "first readable - first selecting layer": Bound(ge=0),
+        "change of separation from the selecting layer on": Bound(ge=0),
+    },
     # Spearman's rho of step and logit difference over the checkpoints from the first with
     # accuracy 0.9 on (NaN, failing, with fewer than three). A rank correlation of exactly
     # 0.8 comes back as 0.7999...: the bound allows for that rounding.
@@ -505,22 +710,123 @@ BOUNDS = {
 }
 
 KNOWN_GAPS = {
-    "smollm2-no-separation":
-        "SmolLM2-135M-Instruct is not the uniformly failing model the paper describes: it "
-        "has learned from the shots that a symbol comes next, and in its late middle layers "
-        "the projection ranks the correct symbol first more often than "
-        "chance, a partial binding that its last layers erase before the output. The bound "
-        "asks for no separation at every layer, so that partial binding misses it, while "
-        "the output, where SmolLM2 fails, agrees with the paper. A model that fails the "
-        "format at every depth (the paper's poorly performing checkpoints, or a base model "
-        "of this size never tuned on instructions) would test the claim as stated.",
-    "tiny-logit-difference-grows":
+    "smollm2-no-separation": (
+        "SmolLM2-135M-Instruct is not the uniformly failing model the paper describes: it has"
+        " learned from the shots that a symbol comes next, and in its late middle layers the "
+        "projection ranks the correct symbol first more often than chance, a partial binding "
+        "that its last layers erase before the output. The bound asks for no separation at "
+        "every layer, so that partial binding misses it, while the output, where SmolLM2 "
+        "fails, agrees with the paper. A model that fails the format at every depth (the "
+        "paper's poorly performing checkpoints, or a base model of this size never tuned on "
+        "instructions) would test the claim as stated."
+    ),
+    "tiny-logit-difference-grows": (
         "The book trains the tiny model for 2,000 steps at a constant learning rate on 8 "
         "prompts a step, with a checkpoint every 200 steps. Once it solves the task, the "
-        "logit difference's growth over 200 steps is of the size of its "
-        "wavering between checkpoints (the noise of small batches at a constant rate), so "
-        "a rank correlation over the handful of solved checkpoints is decided by single "
-        "dips. The paper follows Olmo-7B over its whole pretraining, with a decaying rate. "
-        "More steps and checkpoints (tiny_steps=6000 or more, tiny_checkpoints=30) or "
-        "larger batches would show whether the growth continues.",
+        "logit difference's growth over 200 steps is of the size of its wavering between "
+        "checkpoints (the noise of small batches at a constant rate), so a rank correlation "
+        "over the handful of solved checkpoints is decided by single dips. The paper follows "
+        "Olmo-7B over its whole pretraining, with a decaying rate. More steps and checkpoints"
+        " (tiny_steps=6000 or more, tiny_checkpoints=30) or larger batches would show whether"
+        " the growth continues."
+    ),
 }
+
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+
+def accuracy_figure(accuracy: dict[tuple[str, str], float], title: str) -> go.Figure:
+    """Accuracy per (task, format), grouped by task, with chance (4 options) marked."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for task in dict.fromkeys(t for t, _ in accuracy):
+        fmts = [f for t, f in accuracy if t == task]
+        fig.add_bar(
+            x=fmts,
+            y=[accuracy[task, f] for f in fmts],
+            name=task,
+            text=[f"{accuracy[task, f]:.2f}" for f in fmts],
+        )
+    fig.add_hline(y=0.25, line_dash="dot", annotation_text="chance (4 options)")
+    fig.update_layout(title=title, yaxis_title="accuracy", yaxis_range=[0, 1.05], barmode="group")
+    return fig
+
+
+def separation_figure(
+    lines: dict[str, np.ndarray], shares: dict[str, np.ndarray], title: str
+) -> go.Figure:
+    """Per layer, separations (nats, left axis) and probabilities or accuracies (right
+    axis, dotted and dashed)."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    for name, y in lines.items():
+        fig.add_scatter(x=list(range(len(y))), y=y, name=name, mode="lines+markers")
+    for (name, y), dash in zip(shares.items(), ("dot", "dash", "dashdot")):
+        fig.add_scatter(x=list(range(len(y))), y=y, name=name, line_dash=dash, secondary_y=True)
+    fig.update_layout(title=title, xaxis_title="layer", xaxis_dtick=1)
+    fig.update_yaxes(title_text="separation (nats)", secondary_y=False)
+    fig.update_yaxes(title_text="probability / accuracy", range=[0, 1], secondary_y=True)
+    return fig
+
+
+def training_figure(
+    steps: Sequence[int],
+    lines: dict[str, Sequence[float]],
+    right: dict[str, tuple[Sequence[int], Sequence[float]]],
+    title: str,
+    left_title: str,
+    right_title: str,
+    left_range: list[float] | None = None,
+) -> go.Figure:
+    """Curves over training: ``lines`` at ``steps`` on the left axis, ``right`` (each with
+    its own steps) dotted on the right axis."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    for name, y in lines.items():
+        fig.add_scatter(x=list(steps), y=list(y), name=name, mode="lines+markers")
+    for name, (x, y) in right.items():
+        fig.add_scatter(x=list(x), y=list(y), name=name, line_dash="dot", secondary_y=True)
+    fig.update_layout(title=title, xaxis_title="training step")
+    fig.update_yaxes(title_text=left_title, range=left_range, secondary_y=False)
+    fig.update_yaxes(title_text=right_title, secondary_y=True)
+    return fig
+
+
+def heads_figure(z: np.ndarray, title: str, **colours: float) -> go.Figure:
+    """A ``[layer, head]`` heatmap (red positive, blue negative)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[f"head {h}" for h in range(z.shape[1])],
+            y=list(range(z.shape[0])),
+            colorscale="RdBu_r",
+            **colours,
+        )
+    )
+    fig.update_layout(title=title, yaxis_title="layer")
+    return fig
+
+
+def layers_figure(effects: dict[str, np.ndarray], title: str) -> go.Figure:
+    """The normalised effect of patching each layer, one line per component."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for name, effect in effects.items():
+        fig.add_scatter(x=list(range(len(effect))), y=effect, name=name, mode="lines+markers")
+    fig.update_layout(
+        title=title,
+        xaxis_title="layer",
+        xaxis_dtick=1,
+        yaxis_title="normalised effect",
+        yaxis_range=[-0.1, 1.1],
+    )
+    return fig

@@ -35,15 +35,19 @@ curve at the error rate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import torch
+from plotly.colors import qualitative
 
 from iclr25 import core
 from iclr25.core import Param
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 # ---------------------------------------------------------------------------------
 # Risk-coverage curve and AURC
@@ -61,8 +65,9 @@ def _as_numpy(a: np.ndarray | torch.Tensor) -> np.ndarray:
     return a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
 
 
-def risk_coverage(scores: np.ndarray | torch.Tensor,
-                  correct: np.ndarray | torch.Tensor) -> RiskCoverage:
+def risk_coverage(
+    scores: np.ndarray | torch.Tensor, correct: np.ndarray | torch.Tensor
+) -> RiskCoverage:
     """Risk at every coverage k / N when the N predictions are accepted by decreasing score.
 
     r(k / N) = (errors among the k most confident) / k, and r(0) = 0 as in the
@@ -71,8 +76,10 @@ def risk_coverage(scores: np.ndarray | torch.Tensor,
     """
     scores, wrong = _as_numpy(scores).astype(np.float64), ~_as_numpy(correct).astype(bool)
     if scores.shape != wrong.shape or scores.ndim != 1 or len(scores) == 0:
-        raise ValueError(f"risk_coverage needs two 1-d arrays of one length, got shapes "
-                         f"{scores.shape} and {wrong.shape}")
+        raise ValueError(
+            f"risk_coverage needs two 1-d arrays of one length, got shapes "
+            f"{scores.shape} and {wrong.shape}"
+        )
     order = np.argsort(-scores, kind="stable")
     scores, wrong = scores[order], wrong[order].astype(np.float64)
     n = len(scores)
@@ -126,8 +133,9 @@ def normalised_max_logit(logits: torch.Tensor, p: float) -> torch.Tensor:
 P_GRID = tuple(range(1, 9))
 
 
-def choose_p(logits: torch.Tensor, labels: torch.Tensor,
-             grid: Iterable[float] = P_GRID) -> tuple[float, dict[float, float]]:
+def choose_p(
+    logits: torch.Tensor, labels: torch.Tensor, grid: Iterable[float] = P_GRID
+) -> tuple[float, dict[float, float]]:
     """The p in ``grid`` whose normalised max logit gives the lowest AURC on this
     (validation) set; returns it and the AURC of every p (ties: smallest p)."""
     correct = logits.argmax(-1) == labels
@@ -182,17 +190,28 @@ class Evaluation:
     correct: np.ndarray
 
 
-def evaluate(val_logits: torch.Tensor, val_labels: torch.Tensor, test_logits: torch.Tensor,
-             test_labels: torch.Tensor, grid: Iterable[float] = P_GRID) -> Evaluation:
+def evaluate(
+    val_logits: torch.Tensor,
+    val_labels: torch.Tensor,
+    test_logits: torch.Tensor,
+    test_labels: torch.Tensor,
+    grid: Iterable[float] = P_GRID,
+) -> Evaluation:
     """Score a classifier from its logits: p is chosen on the validation split only."""
     correct = (test_logits.argmax(-1) == test_labels).numpy()
     p, _ = choose_p(val_logits, val_labels, grid)
     by_msp = msp(test_logits)
     by_norm = normalised_max_logit(test_logits, p)
-    return Evaluation(float(correct.mean()), aurc(by_msp, correct), p,
-                      aurc(by_norm, correct), risk_coverage(by_msp, correct),
-                      risk_coverage(by_norm, correct), test_logits.amax(-1).double().numpy(),
-                      correct)
+    return Evaluation(
+        float(correct.mean()),
+        aurc(by_msp, correct),
+        p,
+        aurc(by_norm, correct),
+        risk_coverage(by_msp, correct),
+        risk_coverage(by_norm, correct),
+        test_logits.amax(-1).double().numpy(),
+        correct,
+    )
 
 
 # ---------------------------------------------------------------------------------
@@ -205,7 +224,9 @@ PARAMETERS = {
     "n_alphas": Param(3, "alphas alpha_max * k / n_alphas, k = 1..n_alphas", low=1, high=10),
     "seeds": Param(2, "training seeds per configuration", low=1, high=20),
     "arch_b": Param("cnn", "second architecture, beside the MLP", choices=("cnn", "vit")),
-    "epochs_mlp": Param(30, "training epochs of the MLP (the last tenth at lr / 10)", low=1, high=500),
+    "epochs_mlp": Param(
+        30, "training epochs of the MLP (the last tenth at lr / 10)", low=1, high=500
+    ),
     "epochs_b": Param(20, "training epochs of the second architecture (likewise)", low=1, high=500),
     "width_mlp": Param(128, "hidden units of the MLP", low=2, high=4096),
     "width_b": Param(8, "first-block channels (CNN) or token width (ViT)", low=4, high=1024),
@@ -215,7 +236,15 @@ PARAMETERS = {
     "device": Param("auto", "compute device", choices=("auto", "cpu", "cuda")),
 }
 
-SMOKE = {"n": 600, "seeds": 1, "n_alphas": 1, "epochs_mlp": 2, "epochs_b": 1, "width_mlp": 16, "width_b": 4}
+SMOKE = {
+    "n": 600,
+    "seeds": 1,
+    "n_alphas": 1,
+    "epochs_mlp": 2,
+    "epochs_b": 1,
+    "width_mlp": 16,
+    "width_b": 4,
+}
 
 # ---------------------------------------------------------------------------------
 # The chapter's claims: the bounds that decide them, and the gaps expected at our scale
@@ -237,3 +266,93 @@ BOUNDS = {
 
 KNOWN_GAPS: dict[str, str] = {}
 """Claim id -> why it is expected to miss at the book's scale, and what would show it."""
+
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+COLORS = {"CE": "black", "LS": qualitative.Plotly[1], "LS, normalised": qualitative.Plotly[2]}
+"""The colour of each model and score: CE by MSP, LS by MSP, LS by the normalised logit."""
+
+
+def curves_figure(
+    pairs: Mapping[str, tuple[Evaluation, Evaluation]], alpha: float, points: int = 401
+) -> go.Figure:
+    """Risk-coverage curves of a CE and an LS(alpha) model by MSP, and of the LS model by
+    the normalised max logit: one panel per setting of ``pairs`` (its label -> the CE
+    and the LS evaluation), each curve thinned to at most ``points`` points."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=len(pairs), shared_yaxes=True, subplot_titles=list(pairs))
+    for col, (ce, ls) in enumerate(pairs.values(), start=1):
+        lines = {
+            "CE": (ce.curve_msp, ce.aurc_msp),
+            "LS": (ls.curve_msp, ls.aurc_msp),
+            "LS, normalised": (ls.curve_norm, ls.aurc_norm),
+        }
+        for name, (curve, area) in lines.items():
+            keep = np.unique(np.linspace(0, len(curve.risk) - 1, points).astype(int))
+            fig.add_scatter(
+                x=curve.coverage[keep],
+                y=100 * curve.risk[keep],
+                mode="lines",
+                line_color=COLORS[name],
+                name=name,
+                legendgroup=name,
+                showlegend=col == 1,
+                row=1,
+                col=col,
+                hovertemplate=f"{name}, AURC {100 * area:.2f}%<br>coverage "
+                "%{x:.2f}, risk %{y:.2f}%<extra></extra>",
+            )
+    fig.update_xaxes(title_text="coverage")
+    fig.update_yaxes(title_text="risk (%)", col=1)
+    return fig.update_layout(
+        title=f"Risk-coverage curves, CE vs LS (alpha = {alpha:g})", height=380
+    )
+
+
+def sensitivity_figure(
+    ce: Mapping[str, Mapping[str, float]],
+    ls: Mapping[str, Mapping[str, float]],
+    alpha: float,
+    accuracy_floor: float = 0.0,
+) -> go.Figure:
+    """AURC (%) of CE and LS(alpha) by MSP and of LS normalised, and accuracy (%) of both,
+    by setting. ``ce`` and ``ls`` map a setting's label to its mean ``accuracy``,
+    ``aurc_msp`` and ``aurc_norm``; the accuracy axis starts at ``accuracy_floor`` (%)."""
+    from plotly.subplots import make_subplots
+
+    labels = list(ce)
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=["AURC (%), lower is better", "accuracy (%)"]
+    )
+    bars = [
+        ("CE", ce, "aurc_msp", "CE"),
+        (f"LS {alpha:g}", ls, "aurc_msp", "LS"),
+        (f"LS {alpha:g}, normalised", ls, "aurc_norm", "LS, normalised"),
+    ]
+    for name, source, column, color in bars:
+        fig.add_bar(
+            x=labels,
+            y=[100 * source[s][column] for s in labels],
+            name=name,
+            legendgroup=color,
+            marker_color=COLORS[color],
+            row=1,
+            col=1,
+        )
+    for name, source, color in [("CE", ce, "CE"), (f"LS {alpha:g}", ls, "LS")]:
+        fig.add_bar(
+            x=labels,
+            y=[100 * source[s]["accuracy"] for s in labels],
+            name=name,
+            legendgroup=color,
+            marker_color=COLORS[color],
+            showlegend=False,
+            row=1,
+            col=2,
+        )
+    fig.update_yaxes(range=[accuracy_floor, 100], row=1, col=2)
+    return fig.update_layout(barmode="group", height=400, title=f"CE vs LS at alpha = {alpha:g}")

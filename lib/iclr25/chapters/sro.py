@@ -39,10 +39,11 @@ sparse regression problem generator and the chapter's parameters. SRO and
 Iterative SRO take the sketch P X as an argument: it is drawn once and can be
 reused, which is the point of Iterative SRO; IHS draws its own at every step.
 """
+
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -187,7 +188,9 @@ def prox_scad(z: np.ndarray, lam: float, t: float = 1.0, a: float = SCAD_A) -> n
         raise ValueError(f"prox_scad needs a > 1 + t, got a={a}, t={t}; use a smaller step")
     x = np.abs(z)
     middle = ((a - 1) * x - t * a * lam) / (a - 1 - t)
-    shrunk = np.where(x <= (1 + t) * lam, np.maximum(x - t * lam, 0.0), np.where(x <= a * lam, middle, x))
+    shrunk = np.where(
+        x <= (1 + t) * lam, np.maximum(x - t * lam, 0.0), np.where(x <= a * lam, middle, x)
+    )
     return np.sign(z) * shrunk
 
 
@@ -399,8 +402,9 @@ def ihs(
     for t in range(1, n_iter + 1):
         PX = sketch(kind, X, m, rng)
         H = PX.T @ PX / X.shape[0]
-        iterates[t] = sro_step(X, y, lam, penalty, H, iterates[t - 1],
-                               step=1.0 / largest_eigenvalue(H), tol=tol)
+        iterates[t] = sro_step(
+            X, y, lam, penalty, H, iterates[t - 1], step=1.0 / largest_eigenvalue(H), tol=tol
+        )
     return iterates
 
 
@@ -459,10 +463,15 @@ PARAMETERS = {
     "lam_scale": Param(2.0, "lam = lam_scale * noise * sqrt(log d / n)", low=0.0),
     "m": Param(600, "sketch size (rows of P)", low=8),
     "n_iter": Param(12, "Iterative SRO steps T", low=2, high=200),
-    "repeats": Param(3, "timing rounds: the solvers alternate, medians are compared", low=1, high=20),
+    "repeats": Param(
+        3, "timing rounds: the solvers alternate, medians are compared", low=1, high=20
+    ),
     "seed": Param(0, "random seed", low=0),
-    "device": Param("auto", "compute device (the method runs in NumPy on the CPU)",
-                    choices=("auto", "cpu", "cuda")),
+    "device": Param(
+        "auto",
+        "compute device (the method runs in NumPy on the CPU)",
+        choices=("auto", "cpu", "cuda"),
+    ),
 }
 """The chapter's parameters: book defaults run in about two minutes on two cores."""
 
@@ -501,7 +510,8 @@ KNOWN_GAPS: dict[str, str] = {
         "SRO alone attains the rate only with a sketch whose approximation error stays "
         "below the statistical error at every n (by this estimate m of order 10^4 here, "
         "which needs n of 10^5 or more for the sketch to compress); the iterations remove "
-        "that error instead (rate-iterative-sro)."),
+        "that error instead (rate-iterative-sro)."
+    ),
     "sketch-size": (
         "Each sketch size is a single draw. The fixed-sketch iteration contracts by a "
         "factor set by the extreme singular values of that draw of P on X's column space, "
@@ -510,6 +520,7 @@ KNOWN_GAPS: dict[str, str] = {
         "12th power; for the CountSketch, a subspace embedding of rank 50 is only "
         "guaranteed from m of order rank^2 = 2500. The trend in m shows in the error "
         "averaged over many draws per size (the bounds are about the distribution of P), "
-        "or over a grid spanning a factor of ten or more in m."),
+        "or over a grid spanning a factor of ten or more in m."
+    ),
 }
 """Claim id -> why the claim cannot show at the book's scale, written before the run."""

@@ -40,18 +40,23 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from plotly.colors import qualitative
 from torch import nn
 
-from iclr25 import core, vision
+from iclr25 import core, tabular, vision
 from iclr25.core import Param
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 NOTIONS = ("baseline", "probabilistic", "robust")
 BASELINES = ("SIS", "Anchors", "IG", "gradient")
+METHODS = ("SST", *BASELINES)
 TABULAR = ("breast_cancer", "wine")
 
 # ---------------------------------------------------------------------------------
@@ -76,10 +81,13 @@ class Notion:
 
     def __post_init__(self) -> None:
         if self.kind not in NOTIONS:
-            raise ValueError(f"unknown sufficiency notion {self.kind!r}; accepted: {', '.join(NOTIONS)}")
+            raise ValueError(
+                f"unknown sufficiency notion {self.kind!r}; accepted: {', '.join(NOTIONS)}"
+            )
         if self.eps <= 0 or self.steps < 1 or self.draws < 1 or not 0 < self.precision <= 1:
-            raise ValueError(f"Notion needs eps > 0, steps >= 1, draws >= 1 and precision in (0, 1]; "
-                             f"got {self}")
+            raise ValueError(
+                f"Notion needs eps > 0, steps >= 1, draws >= 1 and precision in (0, 1]; got {self}"
+            )
 
     @property
     def checks(self) -> int:
@@ -101,12 +109,20 @@ def explanation_mask(scores: torch.Tensor, tau: float) -> torch.Tensor:
 
 def _check_shapes(x: torch.Tensor, mask: torch.Tensor) -> None:
     if mask.shape != x.shape or mask.dtype != torch.bool:
-        raise ValueError(f"the mask must be a bool tensor of the input's shape {tuple(x.shape)}, "
-                         f"got {mask.dtype} of shape {tuple(mask.shape)}")
+        raise ValueError(
+            f"the mask must be a bool tensor of the input's shape {tuple(x.shape)}, "
+            f"got {mask.dtype} of shape {tuple(mask.shape)}"
+        )
 
 
-def pgd_complement(model: nn.Module, x: torch.Tensor, mask: torch.Tensor, target: torch.Tensor,
-                   notion: Notion, generator: torch.Generator | None = None) -> torch.Tensor:
+def pgd_complement(
+    model: nn.Module,
+    x: torch.Tensor,
+    mask: torch.Tensor,
+    target: torch.Tensor,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """The robust fill: a PGD attack on the complement of ``mask`` only.
 
     From a random start in the L-inf ball of radius eps around x, ``steps`` ascent steps
@@ -121,15 +137,21 @@ def pgd_complement(model: nn.Module, x: torch.Tensor, mask: torch.Tensor, target
     for _ in range(notion.steps):
         z.requires_grad_(True)
         with torch.enable_grad():
-            grad, = torch.autograd.grad(F.cross_entropy(model(z), target), z)
+            (grad,) = torch.autograd.grad(F.cross_entropy(model(z), target), z)
         z = z.detach() + step * grad.sign()
         z = torch.minimum(torch.maximum(z, x - eps), x + eps).clamp(notion.low, notion.high)
         z = torch.where(free, z, x)
     return z.detach()
 
 
-def fill(model: nn.Module, x: torch.Tensor, mask: torch.Tensor, target: torch.Tensor,
-         notion: Notion, generator: torch.Generator | None = None) -> torch.Tensor:
+def fill(
+    model: nn.Module,
+    x: torch.Tensor,
+    mask: torch.Tensor,
+    target: torch.Tensor,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """x with the complement of ``mask`` filled by ``notion`` (the kept features are x's).
 
     baseline: z = m * x; probabilistic: z = m * x + (1 - m) clip(x + U(-eps, eps));
@@ -145,8 +167,14 @@ def fill(model: nn.Module, x: torch.Tensor, mask: torch.Tensor, target: torch.Te
 
 
 @torch.no_grad()
-def survives(model: nn.Module, x: torch.Tensor, mask: torch.Tensor, target: torch.Tensor,
-             notion: Notion, generator: torch.Generator | None = None) -> torch.Tensor:
+def survives(
+    model: nn.Module,
+    x: torch.Tensor,
+    mask: torch.Tensor,
+    target: torch.Tensor,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Per input, whether the prediction ``target`` survives one fill of the complement.
     The share of True is the *faithfulness* of the explanations ``mask``."""
     return model(fill(model, x, mask, target, notion, generator)).argmax(-1) == target
@@ -161,8 +189,14 @@ class Outcome(NamedTuple):
 
 
 @torch.no_grad()
-def outcomes(model: nn.Module, x: torch.Tensor, masks: torch.Tensor, target: int,
-             notion: Notion, generator: torch.Generator | None = None) -> Outcome:
+def outcomes(
+    model: nn.Module,
+    x: torch.Tensor,
+    masks: torch.Tensor,
+    target: int,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+) -> Outcome:
     """Fill one input ``x`` (shape s) under each candidate mask of ``masks`` (m, *s),
     ``notion.checks`` times, and score the target class."""
     k = notion.checks
@@ -174,8 +208,14 @@ def outcomes(model: nn.Module, x: torch.Tensor, masks: torch.Tensor, target: int
     return Outcome(probs[:, target].view(len(masks), k).mean(1), kept.mean(1))
 
 
-def sufficient(model: nn.Module, x: torch.Tensor, masks: torch.Tensor, target: int,
-               notion: Notion, generator: torch.Generator | None = None) -> torch.Tensor:
+def sufficient(
+    model: nn.Module,
+    x: torch.Tensor,
+    masks: torch.Tensor,
+    target: int,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Whether each candidate subset is sufficient for ``target`` by the notion's check:
     the prediction survives the fill (baseline, robust), or survives at least a share
     ``precision`` of ``draws`` fills (probabilistic)."""
@@ -200,8 +240,10 @@ class SSTNet(nn.Module):
 
     def _features(self, x: torch.Tensor) -> torch.Tensor:
         if tuple(x.shape[1:]) != self.in_shape:
-            raise ValueError(f"SSTNet expects inputs of shape (n, {', '.join(map(str, self.in_shape))}), "
-                             f"got {tuple(x.shape)}")
+            raise ValueError(
+                f"SSTNet expects inputs of shape (n, {', '.join(map(str, self.in_shape))}), "
+                f"got {tuple(x.shape)}"
+            )
         return self.classifier.backbone(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -219,9 +261,16 @@ class SSTNet(nn.Module):
         return logits.argmax(-1), explanation_mask(scores, tau)
 
 
-def sst_loss(net: SSTNet, x: torch.Tensor, y: torch.Tensor, tau: float, gamma: float,
-             notion: Notion, generator: torch.Generator | None = None,
-             straight_through: bool = True) -> torch.Tensor:
+def sst_loss(
+    net: SSTNet,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    tau: float,
+    gamma: float,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+    straight_through: bool = True,
+) -> torch.Tensor:
     """CE(f(x), y) + CE(f(z), argmax f(x)) + gamma * mean(s), z the filled input.
 
     The mask m = 1[s >= tau] is hard in the forward pass. The official code lets no
@@ -237,8 +286,7 @@ def sst_loss(net: SSTNet, x: torch.Tensor, y: torch.Tensor, tau: float, gamma: f
     if straight_through:
         soft = mask.float() + scores - scores.detach()
         z = soft * x + (1 - soft) * z
-    return (F.cross_entropy(logits, y) + F.cross_entropy(net(z), predicted)
-            + gamma * scores.mean())
+    return F.cross_entropy(logits, y) + F.cross_entropy(net(z), predicted) + gamma * scores.mean()
 
 
 @dataclass(frozen=True)
@@ -261,19 +309,24 @@ class SSTConfig:
     def __post_init__(self) -> None:
         check_tau(self.tau)
         if self.gamma < 0 or self.epochs < 1 or self.patience < 1:
-            raise ValueError(f"SSTConfig needs gamma >= 0, epochs >= 1 and patience >= 1; got {self}")
+            raise ValueError(
+                f"SSTConfig needs gamma >= 0, epochs >= 1 and patience >= 1; got {self}"
+            )
 
 
 def _batches(split: vision.Split, batch_size: int, order: torch.Generator | None) -> Iterator[Any]:
     """Minibatches of ``split``, shuffled by ``order`` (in order when None)."""
-    index = torch.arange(len(split)) if order is None else torch.randperm(len(split), generator=order)
+    index = (
+        torch.arange(len(split)) if order is None else torch.randperm(len(split), generator=order)
+    )
     for start in range(0, len(split), batch_size):
-        idx = index[start:start + batch_size]
+        idx = index[start : start + batch_size]
         yield split.x[idx], split.y[idx]
 
 
-def train_sst(data: vision.ImageData, model: vision.ModelConfig, config: SSTConfig, *,
-              progress: bool = False) -> SSTNet:
+def train_sst(
+    data: vision.ImageData, model: vision.ModelConfig, config: SSTConfig, *, progress: bool = False
+) -> SSTNet:
     """Train an :class:`SSTNet` on ``data.train`` with :func:`sst_loss`, early-stopped on
     the loss over ``data.val``; cached by the data, the model and the training config
     (CPU, one thread). The loop is written out because :func:`iclr25.core.train` has
@@ -281,8 +334,13 @@ def train_sst(data: vision.ImageData, model: vision.ModelConfig, config: SSTConf
     from tqdm.auto import tqdm
 
     key = {"data": data.spec, "model": asdict(model), "sst": asdict(config)}
-    loss = functools.partial(sst_loss, tau=config.tau, gamma=config.gamma, notion=config.notion,
-                             straight_through=config.straight_through)
+    loss = functools.partial(
+        sst_loss,
+        tau=config.tau,
+        gamma=config.gamma,
+        notion=config.notion,
+        straight_through=config.straight_through,
+    )
 
     def fit() -> dict[str, torch.Tensor]:
         with torch.random.fork_rng(devices=[]):
@@ -299,8 +357,10 @@ def train_sst(data: vision.ImageData, model: vision.ModelConfig, config: SSTConf
                     loss(net, x, y, generator=noise).backward()
                     optimiser.step()
                 net.eval()
-                val = sum(loss(net, x, y, generator=noise).item() * len(y)
-                          for x, y in _batches(data.val, 512, None)) / len(data.val)
+                val = sum(
+                    loss(net, x, y, generator=noise).item() * len(y)
+                    for x, y in _batches(data.val, 512, None)
+                ) / len(data.val)
                 if val <= best:
                     best, waited = val, 0
                     best_state = {k: v.clone() for k, v in net.state_dict().items()}
@@ -328,9 +388,14 @@ def _prefix_masks(ranking: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor
     return (position[None, :] < torch.arange(d + 1)[:, None]).view(d + 1, *shape)
 
 
-def smallest_sufficient_prefix(model: nn.Module, x: torch.Tensor, ranking: torch.Tensor,
-                               target: int, notion: Notion,
-                               generator: torch.Generator | None = None) -> torch.Tensor:
+def smallest_sufficient_prefix(
+    model: nn.Module,
+    x: torch.Tensor,
+    ranking: torch.Tensor,
+    target: int,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """The shortest prefix of ``ranking`` (features, most important first) that is
     sufficient; all features if none shorter is (the whole input always is)."""
     masks = _prefix_masks(ranking, tuple(x.shape))
@@ -339,8 +404,13 @@ def smallest_sufficient_prefix(model: nn.Module, x: torch.Tensor, ranking: torch
     return masks[int(ok.nonzero()[0])]
 
 
-def sis(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
-        generator: torch.Generator | None = None) -> torch.Tensor:
+def sis(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Sufficient input subsets (Carter et al., 2019), the first SIS of ``x``.
 
     BackSelect: starting from all features, repeatedly remove the feature whose removal
@@ -355,7 +425,9 @@ def sis(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
         candidates = kept.nonzero().flatten()
         masks = kept.repeat(len(candidates), 1)
         masks[torch.arange(len(candidates)), candidates] = False
-        probability = outcomes(model, x, masks.view(-1, *x.shape), target, notion, generator).probability
+        probability = outcomes(
+            model, x, masks.view(-1, *x.shape), target, notion, generator
+        ).probability
         drop = int(candidates[probability.argmax()])
         kept[drop] = False
         removed.append(drop)
@@ -363,8 +435,13 @@ def sis(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
     return smallest_sufficient_prefix(model, x, ranking, target, notion, generator)
 
 
-def anchors(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
-            generator: torch.Generator | None = None) -> torch.Tensor:
+def anchors(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    notion: Notion,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """An Anchors-style greedy search (Ribeiro et al., 2018, beam width 1).
 
     From the empty anchor, add the feature whose anchor has the highest precision
@@ -388,8 +465,14 @@ def anchors(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
             return anchor.view(x.shape)
 
 
-def attribution_topk(model: nn.Module, x: torch.Tensor, target: int, notion: Notion,
-                     method: str = "IG", generator: torch.Generator | None = None) -> torch.Tensor:
+def attribution_topk(
+    model: nn.Module,
+    x: torch.Tensor,
+    target: int,
+    notion: Notion,
+    method: str = "IG",
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Features ranked by an attribution for the target -- integrated gradients from a
     zero baseline (``"IG"``) or the plain input gradient (``"gradient"``), both from
     captum -- then the smallest sufficient top-k."""
@@ -408,9 +491,12 @@ def attribution_topk(model: nn.Module, x: torch.Tensor, target: int, notion: Not
 
 def posthoc(method: str) -> Callable[..., torch.Tensor]:
     """The search named ``method`` (one of BASELINES) as f(model, x, target, notion, gen)."""
-    searches = {"SIS": sis, "Anchors": anchors,
-                "IG": functools.partial(attribution_topk, method="IG"),
-                "gradient": functools.partial(attribution_topk, method="gradient")}
+    searches = {
+        "SIS": sis,
+        "Anchors": anchors,
+        "IG": functools.partial(attribution_topk, method="IG"),
+        "gradient": functools.partial(attribution_topk, method="gradient"),
+    }
     if method not in searches:
         raise ValueError(f"unknown baseline {method!r}; accepted: {', '.join(BASELINES)}")
     return searches[method]
@@ -450,8 +536,9 @@ def sst_explainer(net: SSTNet, tau: float) -> Explainer:
     return explain
 
 
-def posthoc_explainer(model: nn.Module, method: str, notion: Notion,
-                      generator: torch.Generator) -> Explainer:
+def posthoc_explainer(
+    model: nn.Module, method: str, notion: Notion, generator: torch.Generator
+) -> Explainer:
     """A post-hoc search's explainer of ``model``: predict one input, then search."""
     search = posthoc(method)
 
@@ -463,8 +550,12 @@ def posthoc_explainer(model: nn.Module, method: str, notion: Notion,
     return explain
 
 
-def compare(explainers: Mapping[str, tuple[nn.Module, Explainer]], x: torch.Tensor,
-            notion: Notion, generator: torch.Generator) -> dict[str, Explained]:
+def compare(
+    explainers: Mapping[str, tuple[nn.Module, Explainer]],
+    x: torch.Tensor,
+    notion: Notion,
+    generator: torch.Generator,
+) -> dict[str, Explained]:
     """Explain every input of ``x`` by every method, timed in alternation
     (:func:`iclr25.core.alternate`: input 0 by each method, then input 1, ...), so a
     load that comes and goes on the machine falls on every method alike; then score
@@ -472,28 +563,36 @@ def compare(explainers: Mapping[str, tuple[nn.Module, Explainer]], x: torch.Tens
 
     ``explainers`` maps a method's name to the model it explains and its explainer.
     """
-    timings = core.alternate({name: (lambda i, f=f: f(x[i]))
-                              for name, (_, f) in explainers.items()}, len(x))
+    timings = core.alternate(
+        {name: (lambda i, f=f: f(x[i])) for name, (_, f) in explainers.items()}, len(x)
+    )
     found = {}
     for name, (model, _) in explainers.items():
         timing = timings[name]
         predicted = torch.tensor([r[0] for r in timing.results])
         masks = torch.stack([r[1] for r in timing.results])
         kept = survives(model, x, masks, predicted, notion, generator)
-        found[name] = Explained(predicted, masks, float(masks.float().mean()),
-                                float(kept.float().mean()), timing.median_wall,
-                                timing.median_cpu)
+        found[name] = Explained(
+            predicted,
+            masks,
+            float(masks.float().mean()),
+            float(kept.float().mean()),
+            timing.median_wall,
+            timing.median_cpu,
+        )
     return found
 
 
-def explain_sst(net: SSTNet, x: torch.Tensor, tau: float, notion: Notion,
-                generator: torch.Generator) -> Explained:
+def explain_sst(
+    net: SSTNet, x: torch.Tensor, tau: float, notion: Notion, generator: torch.Generator
+) -> Explained:
     """SST's explanations of ``x``, one input at a time (one forward pass each)."""
     return compare({"SST": (net, sst_explainer(net, tau))}, x, notion, generator)["SST"]
 
 
-def explain_posthoc(model: nn.Module, x: torch.Tensor, method: str, notion: Notion,
-                    generator: torch.Generator) -> Explained:
+def explain_posthoc(
+    model: nn.Module, x: torch.Tensor, method: str, notion: Notion, generator: torch.Generator
+) -> Explained:
     """A post-hoc search's explanations of the model's predictions on ``x``, timed
     (the prediction itself included, as for SST)."""
     explainer = posthoc_explainer(model, method, notion, generator)
@@ -507,30 +606,19 @@ def accuracy(model: nn.Module, split: vision.Split) -> float:
 
 
 # ---------------------------------------------------------------------------------
-# Tabular data, in the vision substrate's containers
+# Tables as the models' inputs
 # ---------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4)
-def load_tabular(name: str, seed: int = 0) -> vision.ImageData:
-    """A scikit-learn bundled table as an :class:`iclr25.vision.ImageData` of 1 x 1 x d
-    "images": splits 60/20/20 fixed by ``seed``, each feature min-max scaled to [0, 1]
-    by the training split (and clipped), so the fills act on every data set alike."""
-    from sklearn import datasets
-
-    if name not in TABULAR:
-        raise ValueError(f"unknown tabular data set {name!r}; accepted: {', '.join(TABULAR)}")
-    bunch = getattr(datasets, f"load_{name}")()
-    x, y = bunch.data.astype(np.float32), bunch.target.astype(np.int64)
-    order = np.random.default_rng([seed, 3]).permutation(len(y))
-    cuts = np.cumsum([round(f * len(y)) for f in vision.FRACTIONS[:-1]])
-    parts = np.split(order, cuts)
-    low, high = x[parts[0]].min(0), x[parts[0]].max(0)
-    scaled = np.clip((x - low) / np.where(high > low, high - low, 1.0), 0.0, 1.0)
-    splits = [vision.Split(torch.from_numpy(scaled[i]).view(len(i), 1, 1, -1), torch.from_numpy(y[i]))
-              for i in parts]
-    return vision.ImageData(name, tuple(str(c) for c in bunch.target_names), *splits,
-                            spec={"name": name, "seed": seed, "n": None})
+def as_images(table: tabular.Table) -> vision.ImageData:
+    """A table's rows (n, d) as n "images" of shape 1 x 1 x d, the inputs the chapter's
+    models and fills take (the columns are in [0, 1], min-max scaled by
+    :func:`iclr25.tabular.load`, so the fills act on every data set alike)."""
+    splits = [
+        vision.Split(part.x.view(len(part), 1, 1, -1), part.y)
+        for part in (table.train, table.val, table.test)
+    ]
+    return vision.ImageData(table.name, table.classes, *splits, spec=table.spec)
 
 
 # ---------------------------------------------------------------------------------
@@ -545,33 +633,52 @@ PARAMETERS = {
     "batch_size": Param(64, "minibatch size", low=1, high=8192),
     "tau": Param(0.5, "threshold on the explanation scores", low=0.01, high=0.99),
     "gamma": Param(1.0, "weight of the size term", low=0.0, high=100.0),
-    "noise_eps": Param(0.5, "radius of the uniform noise of the probabilistic fill", low=0.001, high=1.0),
+    "noise_eps": Param(
+        0.5, "radius of the uniform noise of the probabilistic fill", low=0.001, high=1.0
+    ),
     "attack_eps": Param(0.1, "radius of the PGD attack of the robust fill", low=0.001, high=1.0),
     "pgd_steps": Param(10, "PGD steps of the robust fill", low=1, high=200),
     "draws": Param(16, "random fills per probabilistic sufficiency check", low=1, high=1000),
     "precision": Param(0.95, "share of draws a probabilistic check needs", low=0.5, high=1.0),
     "n_explain": Param(50, "test inputs explained by every method", low=2, high=10000),
-    "n_gammas": Param(5, "gammas gamma * 2^k around the default in the sensitivity sweep", low=1, high=9),
+    "n_gammas": Param(
+        5, "gammas gamma * 2^k around the default in the sensitivity sweep", low=1, high=9
+    ),
     "n_taus": Param(3, "thresholds from 0.3 to 0.7 in the sensitivity sweep", low=1, high=9),
     "seed": Param(0, "seed of the data splits, the models and the fills", low=0),
-    "device": Param("auto", "compute device (the chapter runs on the CPU: the models are tiny)",
-                    choices=("auto", "cpu", "cuda")),
+    "device": Param(
+        "auto",
+        "compute device (the chapter runs on the CPU: the models are tiny)",
+        choices=("auto", "cpu", "cuda"),
+    ),
 }
 
-SMOKE = {"width": 16, "epochs": 2, "n_explain": 2, "pgd_steps": 2, "draws": 4, "n_gammas": 2,
-         "n_taus": 1, "tabular": "wine"}
+SMOKE = {
+    "width": 16,
+    "epochs": 2,
+    "n_explain": 2,
+    "pgd_steps": 2,
+    "draws": 4,
+    "n_gammas": 2,
+    "n_taus": 1,
+    "tabular": "wine",
+}
 
 # ---------------------------------------------------------------------------------
 # The chapter's claims: the bounds that decide them, and the gaps expected at our scale
 # ---------------------------------------------------------------------------------
 
 BOUNDS = {
-    **{f"smaller_{k}": {
-        # baseline's mean size minus SST's, for every baseline and data set
-        "size": core.Bound(gt=0),
-        # SST's faithfulness minus the baseline's: at most 5 points below (one input of
-        # the default 50 is 2 points)
-        "faithfulness": core.Bound(ge=-0.05)} for k in NOTIONS},
+    **{
+        f"smaller_{k}": {
+            # baseline's mean size minus SST's, for every baseline and data set
+            "size": core.Bound(gt=0),
+            # SST's faithfulness minus the baseline's: at most 5 points below (one input of
+            # the default 50 is 2 points)
+            "faithfulness": core.Bound(ge=-0.05),
+        }
+        for k in NOTIONS
+    },
     # each baseline's median wall time per explanation over SST's: an order of magnitude
     "faster": core.Bound(ge=10),
     # SST's accuracy minus the normal model's, every data set and notion: at most 3 points
@@ -581,3 +688,84 @@ BOUNDS = {
 
 KNOWN_GAPS: dict[str, str] = {}
 """Claim id -> why it is expected to miss at the book's scale, and what would show it."""
+
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+COLORS = dict(zip(METHODS, ["black", *qualitative.Plotly]))
+"""One colour per method: SST black, the baselines plotly's colour cycle."""
+
+
+def size_faithfulness_figure(results: Mapping[tuple[str, str, str], Explained]) -> go.Figure:
+    """Each method at its (size, faithfulness), in %, one panel per (data set, notion) of
+    ``results`` (keyed by data set, notion and method): the best corner is the top left."""
+    from plotly.subplots import make_subplots
+
+    data, notions, methods = (list(dict.fromkeys(key[i] for key in results)) for i in range(3))
+    fig = make_subplots(
+        rows=len(data),
+        cols=len(notions),
+        shared_yaxes=True,
+        subplot_titles=[f"{d}, {k}" for d in data for k in notions],
+        vertical_spacing=0.14,
+    )
+    for row, d in enumerate(data, start=1):
+        for col, k in enumerate(notions, start=1):
+            for m in methods:
+                r = results[d, k, m]
+                fig.add_scatter(
+                    x=[100 * r.size],
+                    y=[100 * r.faithfulness],
+                    mode="markers",
+                    name=m,
+                    legendgroup=m,
+                    showlegend=row == col == 1,
+                    row=row,
+                    col=col,
+                    marker=dict(
+                        color=COLORS[m], size=11, symbol="star" if m == "SST" else "circle"
+                    ),
+                    hovertemplate=f"{m}: size %{{x:.2f}}%, faithfulness "
+                    f"%{{y:.1f}}%, {1000 * r.seconds:.3g} ms"
+                    "<extra></extra>",
+                )
+    fig.update_xaxes(title_text="explanation size (% of features)", row=len(data))
+    fig.update_yaxes(title_text="faithfulness (%)", col=1)
+    return fig.update_layout(title="Size and faithfulness of the explanations", height=620)
+
+
+def explanations_figure(
+    image: torch.Tensor, found: Mapping[tuple[str, str], Explained], title: str
+) -> go.Figure:
+    """One image (h, w) and each method's explanation of it, one row per notion of
+    ``found`` (keyed by notion and method): kept pixels in colour, the rest grey; each
+    title gives the size and whether the prediction survived one fresh fill (✓ or ✗)."""
+    notions, methods = (list(dict.fromkeys(key[i] for key in found)) for i in range(2))
+    image = image.numpy()
+    original = ("gray_r", None, None, "pixel value %{z:.2f}<extra></extra>")
+    kept = ("Viridis", 0, 1, "kept, value %{z:.2f}<extra></extra>")
+    images, titles = [], []
+    for k in notions:
+        images.append(image)
+        titles.append(f"{k} fill")
+        for m in methods:
+            r = found[k, m]
+            images.append(np.where(r.masks[0, 0].numpy(), image, np.nan))
+            titles.append(f"{m}: {int(r.masks.sum())} px {'✓' if r.faithfulness else '✗'}")
+    scales, low, high, hover = zip(*([original] + [kept] * len(methods)) * len(notions))
+    return vision.image_grid(
+        images,
+        len(notions),
+        len(methods) + 1,
+        titles=titles,
+        colorscale=scales,
+        zmin=low,
+        zmax=high,
+        hovertemplate=hover,
+        title_size=9,
+        plot_bgcolor="#e5e5e5",
+        height=170 * len(notions) + 90,
+        title=title,
+    )

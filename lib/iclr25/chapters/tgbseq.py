@@ -42,6 +42,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -49,6 +50,9 @@ from torch import nn
 
 from iclr25 import core
 from iclr25.core import Param
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 # ---------------------------------------------------------------------------------
 # Streams with known dynamics
@@ -73,8 +77,9 @@ class Stream:
         return len(self.t)
 
 
-def generate(n_users: int, n_items: int, length: int, repeat: float, noise: float,
-             n_patterns: int, seed: int) -> Stream:
+def generate(
+    n_users: int, n_items: int, length: int, repeat: float, noise: float, n_patterns: int, seed: int
+) -> Stream:
     """Each user makes ``length`` interactions at uniform random times in [0, ``HORIZON``).
 
     Pattern p is a random cyclic order of the items, succ_p(a) its next item; user u
@@ -98,8 +103,11 @@ def generate(n_users: int, n_items: int, length: int, repeat: float, noise: floa
     state = rng.integers(n_items, size=n_users)
     items[:, 0] = state
     for step in range(1, length):
-        walk = np.where(rng.random(n_users) < noise, rng.integers(n_items, size=n_users),
-                        succ[np.arange(n_users) % n_patterns, state])
+        walk = np.where(
+            rng.random(n_users) < noise,
+            rng.integers(n_items, size=n_users),
+            succ[np.arange(n_users) % n_patterns, state],
+        )
         past = items[np.arange(n_users), rng.integers(step, size=n_users)]
         again = rng.random(n_users) < repeat
         items[:, step] = np.where(again, past, walk)
@@ -153,8 +161,9 @@ class Benchmark:
     stats: dict[str, float] = field(default_factory=dict)  # repeated-edge ratio per split
 
 
-def chronological_split(stream: Stream, val_ratio: float = 0.15,
-                        test_ratio: float = 0.15) -> tuple[int, int]:
+def chronological_split(
+    stream: Stream, val_ratio: float = 0.15, test_ratio: float = 0.15
+) -> tuple[int, int]:
     """Sizes of the train and validation splits; the test split is the rest.
 
     torch_geometric's ``TemporalData.train_val_test_split`` cuts at the time quantiles
@@ -163,14 +172,18 @@ def chronological_split(stream: Stream, val_ratio: float = 0.15,
     """
     from torch_geometric.data import TemporalData
 
-    data = TemporalData(src=torch.as_tensor(stream.src), dst=torch.as_tensor(stream.dst),
-                        t=torch.as_tensor(stream.t))
+    data = TemporalData(
+        src=torch.as_tensor(stream.src),
+        dst=torch.as_tensor(stream.dst),
+        t=torch.as_tensor(stream.t),
+    )
     train, val, _ = data.train_val_test_split(val_ratio=val_ratio, test_ratio=test_ratio)
     return train.num_events, val.num_events
 
 
-def sample_negatives(positives: np.ndarray, n_items: int, k: int,
-                     rng: np.random.Generator) -> np.ndarray:
+def sample_negatives(
+    positives: np.ndarray, n_items: int, k: int, rng: np.random.Generator
+) -> np.ndarray:
     """For each positive item, ``min(k, n_items - 1)`` distinct other items, uniformly."""
     k = min(k, n_items - 1)
     if k < 1:
@@ -186,9 +199,14 @@ def seen_before(stream: Stream, idx: np.ndarray) -> np.ndarray:
 
 def repeat_ratios(stream: Stream, n_train: int, n_val: int) -> dict[str, float]:
     """The repeated-edge ratio of each split: the share of its edges seen before."""
-    bounds = {"train": (0, n_train), "val": (n_train, n_train + n_val),
-              "test": (n_train + n_val, len(stream))}
-    return {name: float(seen_before(stream, np.arange(a, b)).mean()) for name, (a, b) in bounds.items()}
+    bounds = {
+        "train": (0, n_train),
+        "val": (n_train, n_train + n_val),
+        "test": (n_train + n_val, len(stream)),
+    }
+    return {
+        name: float(seen_before(stream, np.arange(a, b)).mean()) for name, (a, b) in bounds.items()
+    }
 
 
 def benchmark(stream: Stream, n_negatives: int, max_eval: int, seed: int) -> Benchmark:
@@ -201,8 +219,9 @@ def benchmark(stream: Stream, n_negatives: int, max_eval: int, seed: int) -> Ben
     test = np.arange(n_train + n_val, len(stream))
     eval_idx = np.sort(rng.choice(test, size=min(max_eval, len(test)), replace=False))
     negatives = sample_negatives(stream.dst[eval_idx], stream.n_items, n_negatives, rng)
-    return Benchmark(stream, n_train, n_val, negatives, eval_idx,
-                     repeat_ratios(stream, n_train, n_val))
+    return Benchmark(
+        stream, n_train, n_val, negatives, eval_idx, repeat_ratios(stream, n_train, n_val)
+    )
 
 
 def mrr(pos: np.ndarray, neg: np.ndarray) -> float:
@@ -213,14 +232,21 @@ def mrr(pos: np.ndarray, neg: np.ndarray) -> float:
     """
     pos, neg = np.asarray(pos, dtype=np.float64), np.asarray(neg, dtype=np.float64)
     if neg.ndim != 2 or pos.shape != (len(neg),):
-        raise ValueError(f"mrr needs pos of shape [n] and neg of shape [n, k], got "
-                         f"{pos.shape} and {neg.shape}")
+        raise ValueError(
+            f"mrr needs pos of shape [n] and neg of shape [n, k], got {pos.shape} and {neg.shape}"
+        )
     return float(np.mean(1.0 / ranks(pos, neg)))
 
 
 def ranks(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
     """The rank of each positive among its negatives: 1 + #{neg > pos} + #{neg = pos} / 2."""
     return 1 + (neg > pos[:, None]).sum(1) + 0.5 * (neg == pos[:, None]).sum(1)
+
+
+def chance_mrr(bench: Benchmark) -> float:
+    """Expected MRR of a random ranking of each positive among its k negatives:
+    mean(1 / r) over r = 1..k+1."""
+    return float(np.mean(1 / np.arange(1, bench.negatives.shape[1] + 2)))
 
 
 # ---------------------------------------------------------------------------------
@@ -248,8 +274,9 @@ class RecentNeighbors:
         n_nodes = stream.n_users + stream.n_items
         self.start = np.searchsorted(self.keys, np.arange(n_nodes) * self.span)
 
-    def __call__(self, nodes: np.ndarray, times: np.ndarray,
-                 k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def __call__(
+        self, nodes: np.ndarray, times: np.ndarray, k: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Neighbour ids, times and a validity mask, each [B, k], oldest first, right-aligned.
 
         Missing slots (fewer than k earlier links) have id -1, time 0 and mask False.
@@ -335,8 +362,9 @@ class TemporalLinkModel(nn.Module):
     def forward(self, u: np.ndarray, v: np.ndarray, t: np.ndarray) -> torch.Tensor:
         return self.pair_logit(self.user_state(u, t), v, t)
 
-    def pos_neg_logits(self, u: np.ndarray, v: np.ndarray, neg: np.ndarray,
-                       t: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    def pos_neg_logits(
+        self, u: np.ndarray, v: np.ndarray, neg: np.ndarray, t: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits of the positives (u, v, t) and of the negatives (u, neg, t)."""
         if not self.separable:
             return self(u, v, t), self(u, neg, t)
@@ -348,13 +376,29 @@ class TemporalLinkModel(nn.Module):
         """Logits of many links, in chunks, without gradients."""
         self.eval()
         if not self.separable:
-            return np.concatenate([self(u[i:i + chunk], v[i:i + chunk], t[i:i + chunk]).cpu().numpy()
-                                   for i in range(0, len(u), chunk)])
+            return np.concatenate(
+                [
+                    self(u[i : i + chunk], v[i : i + chunk], t[i : i + chunk]).cpu().numpy()
+                    for i in range(0, len(u), chunk)
+                ]
+            )
         queries, row = np.unique(np.stack([u, t], 1), axis=0, return_inverse=True)
-        state = torch.cat([self.user_state(queries[i:i + chunk, 0].astype(np.int64), queries[i:i + chunk, 1])
-                           for i in range(0, len(queries), chunk)])
-        return np.concatenate([self.pair_logit(state[row[i:i + chunk]], v[i:i + chunk], t[i:i + chunk])
-                               .cpu().numpy() for i in range(0, len(u), chunk)])
+        state = torch.cat(
+            [
+                self.user_state(
+                    queries[i : i + chunk, 0].astype(np.int64), queries[i : i + chunk, 1]
+                )
+                for i in range(0, len(queries), chunk)
+            ]
+        )
+        return np.concatenate(
+            [
+                self.pair_logit(state[row[i : i + chunk]], v[i : i + chunk], t[i : i + chunk])
+                .cpu()
+                .numpy()
+                for i in range(0, len(u), chunk)
+            ]
+        )
 
 
 class GraphMixer(TemporalLinkModel):
@@ -374,8 +418,12 @@ class GraphMixer(TemporalLinkModel):
         self.time = TimeEncoder(dim, trainable=False)
         self.proj = nn.Linear(dim, dim)
         self.token_norm, self.channel_norm = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.token_mix = nn.Sequential(nn.Linear(k, max(1, k // 2)), nn.GELU(), nn.Linear(max(1, k // 2), k))
-        self.channel_mix = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.token_mix = nn.Sequential(
+            nn.Linear(k, max(1, k // 2)), nn.GELU(), nn.Linear(max(1, k // 2), k)
+        )
+        self.channel_mix = nn.Sequential(
+            nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim)
+        )
         self.out = nn.Linear(dim, dim)
         self.classifier = MergeLayer(dim)
 
@@ -408,8 +456,16 @@ class DyGFormer(TemporalLinkModel):
 
     separable = False  # the co-occurrence encoding of u's history depends on v
 
-    def __init__(self, sampler: RecentNeighbors, seq_len: int = 32, patch: int = 4,
-                 dim: int = 32, layers: int = 2, heads: int = 2, dropout: float = 0.1):
+    def __init__(
+        self,
+        sampler: RecentNeighbors,
+        seq_len: int = 32,
+        patch: int = 4,
+        dim: int = 32,
+        layers: int = 2,
+        heads: int = 2,
+        dropout: float = 0.1,
+    ):
         super().__init__(sampler)
         if seq_len % patch:
             raise ValueError(f"DyGFormer: seq_len {seq_len} must be a multiple of patch {patch}")
@@ -417,8 +473,9 @@ class DyGFormer(TemporalLinkModel):
         self.time = TimeEncoder(dim, trainable=True)
         self.cooc = nn.Sequential(nn.Linear(1, dim), nn.ReLU(), nn.Linear(dim, dim))
         self.patch_time, self.patch_cooc = nn.Linear(patch * dim, dim), nn.Linear(patch * dim, dim)
-        layer = nn.TransformerEncoderLayer(2 * dim, heads, 4 * 2 * dim, dropout, batch_first=True,
-                                           norm_first=True)
+        layer = nn.TransformerEncoderLayer(
+            2 * dim, heads, 4 * 2 * dim, dropout, batch_first=True, norm_first=True
+        )
         self.transformer = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.out = nn.Linear(2 * dim, dim)
         self.classifier = MergeLayer(dim)
@@ -427,13 +484,17 @@ class DyGFormer(TemporalLinkModel):
         """[x, its L - 1 latest neighbours] and the time gaps t - t_w (ids -1 where missing)."""
         ids, times, mask = self.sampler(nodes, t, self.seq_len - 1)
         ids = np.concatenate([nodes[:, None], ids], 1)
-        gaps = np.concatenate([np.zeros((len(nodes), 1)), np.where(mask, t[:, None] - times, 0.0)], 1)
+        gaps = np.concatenate(
+            [np.zeros((len(nodes), 1)), np.where(mask, t[:, None] - times, 0.0)], 1
+        )
         return ids, gaps
 
     def cooccurrence(self, s_x: torch.Tensor, s_y: torch.Tensor) -> torch.Tensor:
         """f(c(w, S_x)) + f(c(w, S_y)) for every w in S_x; 0 where w is missing."""
         valid = (s_x >= 0).unsqueeze(-1)
-        counts = torch.stack([(s_x.unsqueeze(2) == s.unsqueeze(1)).float().sum(2) for s in (s_x, s_y)], -1)
+        counts = torch.stack(
+            [(s_x.unsqueeze(2) == s.unsqueeze(1)).float().sum(2) for s in (s_x, s_y)], -1
+        )
         return (self.cooc(counts.unsqueeze(-1)).sum(2)) * valid
 
     def patches(self, x: torch.Tensor, proj: nn.Linear) -> torch.Tensor:
@@ -446,8 +507,15 @@ class DyGFormer(TemporalLinkModel):
         encoded = []
         for s_x, s_y, gaps in ((su, sv, gu), (sv, su, gv)):
             time = self.time(self.tensor(gaps)) * (s_x >= 0).unsqueeze(-1)
-            encoded.append(torch.cat([self.patches(time, self.patch_time),
-                                      self.patches(self.cooccurrence(s_x, s_y), self.patch_cooc)], -1))
+            encoded.append(
+                torch.cat(
+                    [
+                        self.patches(time, self.patch_time),
+                        self.patches(self.cooccurrence(s_x, s_y), self.patch_cooc),
+                    ],
+                    -1,
+                )
+            )
         z = self.transformer(torch.cat(encoded, 1))
         h_u, h_v = z.chunk(2, dim=1)
         return self.classifier(self.out(h_u.mean(1)), self.out(h_v.mean(1)))
@@ -462,28 +530,40 @@ class SASRec(TemporalLinkModel):
     users' training sequences: F_i should score item i + 1 above a random item.
     """
 
-    def __init__(self, sampler: RecentNeighbors, n_items: int, max_len: int = 32, dim: int = 64,
-                 layers: int = 2, heads: int = 1, dropout: float = 0.2):
+    def __init__(
+        self,
+        sampler: RecentNeighbors,
+        n_items: int,
+        max_len: int = 32,
+        dim: int = 64,
+        layers: int = 2,
+        heads: int = 1,
+        dropout: float = 0.2,
+    ):
         super().__init__(sampler)
         self.max_len = max_len
         self.item = nn.Embedding(n_items + 1, dim, padding_idx=0)  # item i is row i + 1
         self.position = nn.Embedding(max_len, dim)
         self.dropout = nn.Dropout(dropout)
-        layer = nn.TransformerEncoderLayer(dim, heads, dim, dropout, batch_first=True, norm_first=True)
+        layer = nn.TransformerEncoderLayer(
+            dim, heads, dim, dropout, batch_first=True, norm_first=True
+        )
         self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(dim)
         self.register_buffer("causal", nn.Transformer.generate_square_subsequent_mask(max_len))
 
     def sequence(self, seq: torch.Tensor) -> torch.Tensor:
         """Outputs F_i at every position of left-padded item sequences (0 = padding)."""
-        x = self.item(seq) * self.item.embedding_dim ** 0.5 + self.position.weight
+        x = self.item(seq) * self.item.embedding_dim**0.5 + self.position.weight
         x = self.dropout(x) * (seq > 0).unsqueeze(-1)
         return self.norm(self.blocks(x, mask=self.causal))
 
     def user_state(self, u: np.ndarray, t: np.ndarray) -> torch.Tensor:
         """F at the last position of the user's latest items before t."""
         ids, _, mask = self.sampler(u, t, self.max_len)
-        return self.sequence(self.tensor(np.where(mask, ids - self.sampler.n_users + 1, 0), torch.long))[:, -1]
+        return self.sequence(
+            self.tensor(np.where(mask, ids - self.sampler.n_users + 1, 0), torch.long)
+        )[:, -1]
 
     def pair_logit(self, state: torch.Tensor, v: np.ndarray, t: np.ndarray) -> torch.Tensor:
         return (state * self.item(self.tensor(v + 1, torch.long))).sum(-1)
@@ -511,8 +591,18 @@ def bce(logits_pos: torch.Tensor, logits_neg: torch.Tensor) -> torch.Tensor:
     return f(logits_pos, torch.ones_like(logits_pos)) + f(logits_neg, torch.zeros_like(logits_neg))
 
 
-def fit(name: str, bench: Benchmark, *, epochs: int, lr: float, batch_size: int, dim: int,
-        neighbors: int, seed: int, device: str | torch.device = "cpu") -> Fit:
+def fit(
+    name: str,
+    bench: Benchmark,
+    *,
+    epochs: int,
+    lr: float,
+    batch_size: int,
+    dim: int,
+    neighbors: int,
+    seed: int,
+    device: str | torch.device = "cpu",
+) -> Fit:
     """Train model ``name`` (one of :data:`MODELS`) on the training split of ``bench``.
 
     The temporal GNNs run over the training interactions in time order, in batches,
@@ -524,34 +614,55 @@ def fit(name: str, bench: Benchmark, *, epochs: int, lr: float, batch_size: int,
     start = time.perf_counter()
     if name == "EdgeBank":
         return Fit(EdgeBank(bench.stream), [], time.perf_counter() - start)
-    model, batches, loss_fn = _setup(name, bench, batch_size=batch_size, dim=dim,
-                                     neighbors=neighbors, seed=seed, device=device)
+    model, batches, loss_fn = _setup(
+        name, bench, batch_size=batch_size, dim=dim, neighbors=neighbors, seed=seed, device=device
+    )
     with core.threads(1):
-        losses = core.train(model, batches, loss_fn, epochs=epochs, lr=lr, desc=name, progress=False)
+        losses = core.train(
+            model, batches, loss_fn, epochs=epochs, lr=lr, desc=name, progress=False
+        )
     return Fit(model, losses, (time.perf_counter() - start) / epochs)
 
 
-def epoch_runner(name: str, bench: Benchmark, *, lr: float, batch_size: int, dim: int,
-                 neighbors: int, seed: int, device: str | torch.device = "cpu"
-                 ) -> Callable[[int], float]:
+def epoch_runner(
+    name: str,
+    bench: Benchmark,
+    *,
+    lr: float,
+    batch_size: int,
+    dim: int,
+    neighbors: int,
+    seed: int,
+    device: str | torch.device = "cpu",
+) -> Callable[[int], float]:
     """A fresh model ``name`` (a trained one of :data:`MODELS`) and a function that trains
     it one more epoch on one CPU thread and returns the epoch's mean loss: what
     ``core.alternate`` times, one epoch per call, to compare the training cost of models."""
     if name == "EdgeBank":
         raise ValueError("EdgeBank has nothing to train")
-    model, batches, loss_fn = _setup(name, bench, batch_size=batch_size, dim=dim,
-                                     neighbors=neighbors, seed=seed, device=device)
+    model, batches, loss_fn = _setup(
+        name, bench, batch_size=batch_size, dim=dim, neighbors=neighbors, seed=seed, device=device
+    )
 
     def epoch(_: int) -> float:
         with core.threads(1):
-            return core.train(model, batches, loss_fn, epochs=1, lr=lr, desc=name,
-                              progress=False)[0]
+            return core.train(model, batches, loss_fn, epochs=1, lr=lr, desc=name, progress=False)[
+                0
+            ]
 
     return epoch
 
 
-def _setup(name: str, bench: Benchmark, *, batch_size: int, dim: int, neighbors: int,
-           seed: int, device: str | torch.device):
+def _setup(
+    name: str,
+    bench: Benchmark,
+    *,
+    batch_size: int,
+    dim: int,
+    neighbors: int,
+    seed: int,
+    device: str | torch.device,
+):
     """A fresh model ``name``, its training batches and its loss function."""
     if name not in MODELS or name == "EdgeBank":
         raise ValueError(f"no trainable model {name!r}; accepted: {', '.join(MODELS[1:])}")
@@ -593,18 +704,20 @@ def _sasrec_batches(model: SASRec, bench: Benchmark, batch_size: int, rng: np.ra
     s, length = bench.stream, model.max_len + 1
     seqs = np.zeros((s.n_users, length), dtype=np.int64)
     for user in range(s.n_users):
-        items = s.dst[:bench.n_train][s.src[:bench.n_train] == user][-length:] + 1
-        seqs[user, length - len(items):] = items
+        items = s.dst[: bench.n_train][s.src[: bench.n_train] == user][-length:] + 1
+        seqs[user, length - len(items) :] = items
     seqs = torch.as_tensor(seqs[(seqs > 0).sum(1) >= 2], device=model.device)
 
     def batches():
         order = torch.as_tensor(rng.permutation(len(seqs)), device=model.device)
         for a in range(0, len(seqs), batch_size):
-            yield seqs[order[a:a + batch_size]]
+            yield seqs[order[a : a + batch_size]]
 
     def loss_fn(model, seq):
         x, target = seq[:, :-1], seq[:, 1:]
-        neg = torch.as_tensor(rng.integers(1, s.n_items + 1, size=tuple(target.shape)), device=seq.device)
+        neg = torch.as_tensor(
+            rng.integers(1, s.n_items + 1, size=tuple(target.shape)), device=seq.device
+        )
         out, keep = model.sequence(x), (x > 0) & (target > 0)
         pos_logit, neg_logit = (out * model.item(target)).sum(-1), (out * model.item(neg)).sum(-1)
         return bce(pos_logit[keep], neg_logit[keep])
@@ -650,8 +763,9 @@ PARAMETERS = {
     "noise": Param(0.1, "probability that a walk step jumps to a random item", low=0.0, high=1.0),
     "repeat_heavy": Param(0.8, "repeat probability of the repeat-heavy stream", low=0.0, high=1.0),
     "repeat_seq": Param(0.0, "repeat probability of the sequential stream", low=0.0, high=1.0),
-    "n_sweep": Param(2, "repeat probabilities strictly between the two streams in the sweep",
-                     low=0, high=10),
+    "n_sweep": Param(
+        2, "repeat probabilities strictly between the two streams in the sweep", low=0, high=10
+    ),
     "toy_users": Param(200, "users of the paper's toy (items 0-9, two sequences)", low=10),
     "epochs": Param(5, "training epochs of GraphMixer and DyGFormer", low=1),
     "batch_size": Param(200, "training batch of GraphMixer and DyGFormer (links)", low=8),
@@ -660,8 +774,9 @@ PARAMETERS = {
     "batch_users": Param(16, "training batch of SASRec (user sequences)", low=1),
     "lr_sasrec": Param(0.005, "Adam learning rate of SASRec", low=1e-5, high=1.0),
     "dim": Param(32, "hidden width of every model", low=8),
-    "neighbors": Param(16, "recent links per node (GraphMixer, DyGFormer) and SASRec length",
-                       low=4, high=256),
+    "neighbors": Param(
+        16, "recent links per node (GraphMixer, DyGFormer) and SASRec length", low=4, high=256
+    ),
     "n_negatives": Param(100, "fixed negatives per test positive", low=1),
     "max_eval": Param(300, "test positives evaluated per stream (a uniform sample)", low=10),
     "seed": Param(0, "random seed", low=0),
@@ -669,8 +784,18 @@ PARAMETERS = {
 }
 """The chapter's parameters: book defaults run in about two minutes on two cores."""
 
-SMOKE = {"n_users": 40, "n_items": 40, "length": 12, "n_sweep": 0, "toy_users": 20, "epochs": 1,
-         "epochs_sasrec": 2, "dim": 8, "neighbors": 8, "max_eval": 40}
+SMOKE = {
+    "n_users": 40,
+    "n_items": 40,
+    "length": 12,
+    "n_sweep": 0,
+    "toy_users": 20,
+    "epochs": 1,
+    "epochs_sasrec": 2,
+    "dim": 8,
+    "neighbors": 8,
+    "max_eval": 40,
+}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
 TIMING_ROUNDS = 3
@@ -698,12 +823,15 @@ _NO_IDENTITY = (
     "candidate is one of the user's past items. On Wikipedia and Reddit its edge features "
     "carry that identity; DyGFormer's neighbour co-occurrence sees it without features. "
     "Edge features that name the item (a fixed random vector per item, fed through "
-    "GraphMixer's link-feature channel as DyGLib does) would show the claim.")
+    "GraphMixer's link-feature channel as DyGLib does) would show the claim."
+)
 
 KNOWN_GAPS = {
     "gnns_strong_on_repeats": "Expected to miss for " + _NO_IDENTITY,
-    "gnns_drop": ("Expected to miss for " + _NO_IDENTITY + " Near chance on both streams, "
-                  "GraphMixer has nothing to lose."),
+    "gnns_drop": (
+        "Expected to miss for " + _NO_IDENTITY + " Near chance on both streams, "
+        "GraphMixer has nothing to lose."
+    ),
     "sasrec_learns": (
         "The sequential stream has 200 items on 4 hidden cyclic orders: 800 successor "
         "relations to learn from about 4,000 training transitions (200 users, the first 70% "
@@ -711,6 +839,32 @@ KNOWN_GAPS = {
         "random jump, and one sampled negative per positive as SASRec trains. A width-32 "
         "SASRec learns only part of them in 50 epochs. TGB-Seq's data sets have thousands "
         "of interactions per item; here more users per item (n_users=1000, or n_items=50) "
-        "or more epochs would show the margin."),
+        "or more epochs would show the margin."
+    ),
 }
 """Claim id -> why our scale or data cannot show it (written before the run)."""
+
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+COLORS = {
+    "EdgeBank": "#7f7f7f",
+    "GraphMixer": "#636EFA",
+    "DyGFormer": "#EF553B",
+    "SASRec": "#00CC96",
+}
+"""One colour per model (EdgeBank grey, the others plotly's first three)."""
+
+
+def mrr_figure(mrr: dict[str, float], chance: float, title: str) -> go.Figure:
+    """Test MRR of each model (name -> MRR) as bars, with the MRR of a random ranking
+    (``chance``) as a dashed line."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure(
+        go.Bar(x=list(mrr), y=list(mrr.values()), marker_color=[COLORS[m] for m in mrr])
+    )
+    fig.add_hline(y=chance, line_dash="dash", line_color="gray", annotation_text="random")
+    return fig.update_layout(title=title, yaxis_title="MRR", yaxis_range=[0, 1], height=360)

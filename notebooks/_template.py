@@ -1,0 +1,126 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Template: does least squares recover a known slope?
+#
+# *The first cell holds the chapter's title, the notebook's only `#` heading, then
+# the question the paper asks, in a reader's words, and what the chapter does about
+# it. Cite the paper here, e.g. ``{cite:p}`yang2025sro` ``, with its key in
+# `book/references.bib`. Text in italics, like this, tells a new author what goes
+# where; delete it in a real chapter. `README.md` ("Adding a chapter") lists every
+# step.*
+#
+# We draw points on a line of known slope, add noise, and ask whether ordinary least
+# squares finds the slope again, to within the error that theory predicts.
+
+# %% tags=["parameters"]
+# The first code cell, tagged "parameters": plain assignments only, the same
+# values as PARAMETERS in the chapter module (a test checks it). papermill and
+# `python -m iclr25 run _template -p n=5000` inject their values after it.
+n = 1000
+slope = 2.0
+noise = 1.0
+seed = 0
+device = "auto"
+
+# %%
+# The setup: every import of the notebook, here and nowhere else, then
+# core.chapter, which checks the parameters, seeds everything and starts the
+# claims record. `p` holds the checked parameters, p.rng and p.torch_device.
+import numpy as np
+import plotly.graph_objects as go
+
+from iclr25 import core
+from iclr25.chapters import _template
+
+p = core.chapter("_template", globals())
+
+# %% [markdown]
+# ## The method
+#
+# *Show the method from the module's source, never a copy: MyST `literalinclude`
+# with `:pyobject:` displays a function with its docstring, which gives the
+# paper's equation. Explain the equation in the text around it.*
+#
+# With points $(x_i, y_i)$ on $y = ax + b$ plus noise of standard deviation
+# $\sigma$, least squares minimises $\sum_i (y_i - a x_i - b)^2$:
+#
+# ```{literalinclude} ../lib/iclr25/chapters/_template.py
+# :pyobject: fit_line
+# ```
+#
+# ## Recovering the slope
+#
+# *Each experiment is a `##` section: what it tests and the bound that decides it
+# (fixed in the module's `BOUNDS` before the run), then a code cell of at most 25
+# lines that computes the evidence, shows it, and makes the claim beside it.
+# Figure builders over about 15 lines go to the module's "Figures" section, with
+# a unit test.*
+#
+# The slope's standard error is $\sigma / (\operatorname{sd}(x)\sqrt n)$, so
+# $z = (\hat a - a)/\mathrm{se}$ is standard normal. The bound, fixed beforehand:
+# $|z| \le 3$.
+
+# %%
+x = p.rng.uniform(-1, 1, p.n)
+y = p.slope * x + p.noise * p.rng.standard_normal(p.n)
+a_hat, b_hat = _template.fit_line(x, y)
+se = p.noise / (x.std() * np.sqrt(p.n))
+
+fig = go.Figure()
+fig.add_scatter(x=x, y=y, mode="markers", name="data", opacity=0.5)
+fig.add_scatter(x=[-1, 1], y=[b_hat - a_hat, b_hat + a_hat], mode="lines",
+                name=f"fit: slope {a_hat:.3f}")
+fig.update_layout(title=f"Least squares on {p.n} points of slope {p.slope}",
+                  xaxis_title="x", yaxis_title="y")
+fig.show()
+
+core.claim(
+    "slope-recovered",
+    "Least squares recovers the slope to within three standard errors",
+    kind="paper",
+    paper="the slope estimate is unbiased with standard error "
+          "sigma / (sd(x) sqrt(n)) (Gauss-Markov)",
+    value=(a_hat - p.slope) / se,
+    measured=f"slope {a_hat:.4f} vs {p.slope}; z = {(a_hat - p.slope) / se:.2f}",
+);
+
+# %% [markdown]
+# ## Claims
+#
+# *Exactly one `## Claims` heading, and no claim after it: its cell only shows
+# the table of the claims made beside their evidence above.*
+
+# %%
+core.claims_table();
+
+# %% [markdown]
+# ## What differs from the paper
+#
+# *Where the chapter scales the paper down or substitutes data or models, and what
+# follows from it: which claims our scale can test and which it cannot (those are
+# the module's `KNOWN_GAPS`, declared before the first run).*
+#
+# Nothing: the template's "paper" is the textbook, and its setting is the
+# textbook's own, Gaussian noise on a line.
+#
+# ## Going further
+#
+# *The last section: the parameters of a full-scale run, and what to try.*
+#
+# ```
+# python -m iclr25 run _template -p n=100000 -p noise=5.0
+# ```
+#
+# A larger `n` shrinks the standard error as $1/\sqrt n$; the bound on $z$ does
+# not change.

@@ -1,0 +1,59 @@
+"""Fixtures shared by the test modules (no test module imports another)."""
+
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from iclr25 import editing, llm
+
+
+@pytest.fixture(scope="session")
+def facts() -> list[editing.Fact]:
+    """A few facts: two subjects with two relations each, and three with one."""
+    return [
+        editing.Fact("France", "capital", "Paris"),
+        editing.Fact("France", "language", "French"),
+        editing.Fact("Japan", "capital", "Tokyo"),
+        editing.Fact("Japan", "language", "Japanese"),
+        editing.Fact("Italy", "capital", "Rome"),
+        editing.Fact("Peru", "capital", "Lima"),
+        editing.Fact("Spain", "language", "Spanish"),
+    ]
+
+
+@pytest.fixture(scope="session")
+def editing_vocabulary() -> list[str]:
+    """Every word of the editing prompts, objects and ROME's prefixes: a tiny model's vocabulary."""
+    texts = [r.prompt.format(s) for r in editing.RELATIONS.values() for s, *_ in editing.COUNTRIES]
+    texts += [
+        p.format(s)
+        for r in editing.RELATIONS.values()
+        for p in r.paraphrases
+        for s, *_ in editing.COUNTRIES
+    ]
+    texts += [" ".join(editing.objects(r)) for r in editing.RELATIONS] + [
+        " is a . The people of country"
+    ]
+    texts += list(editing.PREFIXES)
+    return llm.words(texts)
+
+
+@pytest.fixture(scope="session")
+def snapshot() -> Callable[[llm.LM], dict[str, torch.Tensor]]:
+    """``snapshot(lm)``: a copy of the model's weights."""
+
+    def take(lm: llm.LM) -> dict[str, torch.Tensor]:
+        return {k: v.detach().clone() for k, v in lm.model.state_dict().items()}
+
+    return take
+
+
+@pytest.fixture(scope="session")
+def changed() -> Callable[[llm.LM, dict[str, torch.Tensor]], list[str]]:
+    """``changed(lm, before)``: the names of the weights that differ from a snapshot."""
+
+    def diff(lm: llm.LM, before: dict[str, torch.Tensor]) -> list[str]:
+        return [k for k, v in lm.model.state_dict().items() if not torch.equal(v, before[k])]
+
+    return diff
