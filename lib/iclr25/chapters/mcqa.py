@@ -720,16 +720,6 @@ KNOWN_GAPS = {
         "paper's poorly performing checkpoints, or a base model of this size never tuned on "
         "instructions) would test the claim as stated."
     ),
-    "tiny-logit-difference-grows": (
-        "The book trains the tiny model for 2,000 steps at a constant learning rate on 8 "
-        "prompts a step, with a checkpoint every 200 steps. Once it solves the task, the "
-        "logit difference's growth over 200 steps is of the size of its wavering between "
-        "checkpoints (the noise of small batches at a constant rate), so a rank correlation "
-        "over the handful of solved checkpoints is decided by single dips. The paper follows "
-        "Olmo-7B over its whole pretraining, with a decaying rate. More steps and checkpoints"
-        " (tiny_steps=6000 or more, tiny_checkpoints=30) or larger batches would show whether"
-        " the growth continues."
-    ),
 }
 
 
