@@ -663,7 +663,12 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
     the status (with the declared diagnosis of a gap)."""
     rows = []
     for c in claims:
-        note = f"<br><small>{html.escape(c.diagnosis)}</small>" if c.diagnosis else ""
+        note = (
+            f"<details><summary>diagnosis</summary><small>{html.escape(c.diagnosis)}"
+            "</small></details>"
+            if c.diagnosis
+            else ""
+        )
         first = f"<td>{html.escape(c.chapter)}</td>" if chapter_column else ""
         rows.append(
             f"<tr>{first}<td><code>{html.escape(c.id)}</code></td><td>{c.kind}</td>"

@@ -94,6 +94,10 @@ def _summary_html(rows: Sequence[Mapping[str, object]]) -> str:
     )
 
 
+def _chapters(n: int) -> str:
+    return f"{n} chapter" + "s" * (n != 1)
+
+
 def page_html(claims: Sequence[Claim]) -> str:
     """The Scoreboard page's body: the fidelity figure, the per-chapter summary and every
     claim in a table that ``scoreboard.js`` sorts (click a heading) and filters."""
@@ -103,7 +107,7 @@ def page_html(claims: Sequence[Claim]) -> str:
     share = f"{100 * held / total:.0f}%" if total else "n/a"
     return (
         f"<p class='iclr25-fidelity'><strong>Fidelity: {held} of {total} paper claims "
-        f"hold ({share})</strong>, over {len({c.chapter for c in claims})} chapter(s); "
+        f"hold ({share})</strong>, over {_chapters(len({c.chapter for c in claims}))}; "
         f"{sum(c.kind == 'setup' for c in claims)} setup checks besides.</p>"
         + _summary_html(summary(claims))
         + "<p><label>Filter: <input type='search' class='iclr25-filter' "
