@@ -368,7 +368,8 @@ mcqa.layers_figure(last, "Tiny transformer: patching one layer at the last "
 # own effect select the symbol:
 
 # %%
-localised = [layer for layer in layers if last["attention"][layer] >= 0.5]
+localised = [layer for layer in layers
+             if last["attention"][layer] >= mcqa.SELECTING_EFFECT]
 core.claim(
     "tiny-localisation",
     "Selecting the answer symbol is causally attributed to a few layers, "
@@ -380,7 +381,8 @@ core.claim(
            "selecting layers / ceil(layers / 4)":
                len(localised) / np.ceil(tiny.n_layers / 4),
            "largest MLP effect": float(last["mlp"].max())},
-    measured=f"layers with attention effect >= 0.5: {localised} of "
+    measured=f"layers with attention effect >= {mcqa.SELECTING_EFFECT}: "
+             f"{localised} of "
              f"0..{tiny.n_layers - 1} (effects "
              f"{', '.join(f'{e:.2f}' for e in last['attention'])}); "
              f"largest MLP effect {last['mlp'].max():.2f}",
@@ -490,7 +492,8 @@ mcqa.heads_figure(head_separation, "Tiny transformer: separation of each "
 residual = projection["ABCD"]["residual"]
 readable = mcqa.projection_accuracy(residual, evaluation)
 residual_separation = mcqa.separation(residual, evaluation)
-first_readable = (int(np.argmax(readable >= 0.9)) if (readable >= 0.9).any()
+is_readable = readable >= mcqa.READABLE
+first_readable = (int(np.argmax(is_readable)) if is_readable.any()
                   else float("nan"))
 first_localised = localised[0] if localised else float("nan")
 changes = (np.diff(residual_separation[localised[0]:]) if localised
@@ -521,7 +524,7 @@ core.claim(
 # logit difference is at least 0.8.
 
 # %%
-solved = [k for k, a in enumerate(curve["ABCD"]) if a >= 0.9]
+solved = [k for k, a in enumerate(curve["ABCD"]) if a >= mcqa.READABLE]
 after = list(range(solved[0], len(steps))) if solved else []
 rho = (spearmanr([steps[k] for k in after], [lds[k] for k in after]).statistic
        if len(after) >= 3 else float("nan"))

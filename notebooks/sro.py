@@ -168,7 +168,6 @@ for pen in PENALTIES:
 # fixed beforehand: a negative slope and $R^2 > 0.9$ for every sketch.
 
 # %%
-FLOOR = 1e-8
 steps = np.arange(1, p.n_iter + 1)
 sketches = {kind: sro.sketch(kind, X, p.m, p.rng) for kind in KINDS}
 paths = {kind: sro.iterative_sro(X, y, lam, "l1", PX, p.n_iter)
@@ -178,8 +177,8 @@ approx = {kind: rel_err(path[1:], b_full["l1"])
 
 
 def log_linear_fit(err):
-    """Slope, intercept and R^2 of log10(err) against t, above FLOOR."""
-    keep = err > FLOOR
+    """Slope, intercept and R^2 of log10(err) against t, above sro.FLOOR."""
+    keep = err > sro.FLOOR
     t, logs = steps[keep], np.log10(err[keep])
     slope, intercept = np.polyfit(t, logs, 1)
     residual = np.sum((logs - (slope * t + intercept)) ** 2)
@@ -565,7 +564,7 @@ fig.show()
 # %%
 final = {kind: [grid_errors["l1", kind, m_k][-1] for m_k in m_grid]
          for kind in KINDS}
-floored = {kind: np.maximum(errs, FLOOR) for kind, errs in final.items()}
+floored = {kind: np.maximum(errs, sro.FLOOR) for kind, errs in final.items()}
 core.claim(
     "sketch-size",
     "With l1, the error after T steps does not grow as the sketch size m "

@@ -679,6 +679,14 @@ SMOKE = {
 # The chapter's claims: the numbers that decide them, fixed before the run
 # ---------------------------------------------------------------------------------
 
+SELECTING_EFFECT = 0.5
+"""A layer selects the symbol if patching its attention moves the prediction by at
+least this share of the source prompt's own effect."""
+
+READABLE = 0.9
+"""Accuracy at which the symbol counts as readable in vocabulary space, and at which
+a checkpoint counts as having solved the task."""
+
 BOUNDS = {
     # SmolLM2 has the answer (cloze) but fails the format (chance is 0.25).
     "smollm2-format": {"Colors cloze": Bound(ge=0.9), "Colors A/B/C/D": Bound(le=0.4)},
