@@ -202,21 +202,7 @@ scores = pd.DataFrame({NAMES[a]: scores_of(a) for a in ACTS}).T
 scores.round(4)
 
 # %%
-fig = make_subplots(rows=1, cols=2, subplot_titles=["training loss (L1, standardised)",
-                                                    "R^2 of log values"])
-for act in ACTS:
-    fig.add_scatter(x=np.arange(1, p.epochs + 1), y=histories[act], name=NAMES[act],
-                    line_color=COLORS[act], row=1, col=1)
-for column, pattern in [("R2 test (ID)", ""), ("R2 OOD", "/")]:
-    fig.add_bar(x=[NAMES[a] for a in ACTS], y=scores[column], name=column, marker_pattern_shape=pattern,
-                marker_color=[COLORS[a] for a in ACTS], showlegend=False, row=1, col=2,
-                text=[f"{v:.3f}" for v in scores[column]], hovertext=column)
-fig.update_xaxes(title_text="epoch", row=1, col=1)
-fig.update_yaxes(type="log", row=1, col=1)
-fig.update_yaxes(range=[max(0.0, scores[["R2 test (ID)", "R2 OOD"]].min().min() - 0.05), 1], row=1, col=2)
-fig.update_layout(title="Learning curves, and R^2 in distribution (plain) and OOD (hatched)",
-                  barmode="group", height=420)
-fig.show()
+enumerative.learning_figure(histories, scores, NAMES, COLORS).show()
 
 
 # %%
@@ -301,21 +287,8 @@ tolerance = enumerative.coverage_tolerance(p.confidence, coverage[None].count)
 
 # %%
 def coverage_figure(w):
-    """Coverage and mean interval width per n, sliding window w against the global quantile."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["coverage on the ID test set", "mean interval width (nats)"])
-    for key, name, color in [(w, f"window w = {w}", "#1f77b4"), (None, "global quantile", "#7f7f7f")]:
-        c = coverage[key]
-        fig.add_bar(x=c.n, y=c.coverage, name=name, marker_color=color, row=1, col=1)
-        fig.add_bar(x=c.n, y=c.width, name=name, marker_color=color, showlegend=False, row=1, col=2)
-    n_values = coverage[None].n
-    fig.add_scatter(x=n_values, y=p.confidence - tolerance, mode="lines", line=dict(color="black", dash="dot"),
-                    name="nominal - tolerance", row=1, col=1)
-    fig.add_hline(y=p.confidence, line_color="black", row=1, col=1)
-    fig.update_xaxes(title_text="number of marked points n")
-    fig.update_yaxes(range=[0, 1.02], row=1, col=1)
-    fig.update_layout(title=f"Conformal intervals at {p.confidence:.0%}: sliding window w = {w} vs global",
-                      barmode="group", height=420)
-    return fig
+    """Coverage and interval width per n, window w against the global one."""
+    return enumerative.coverage_figure(coverage, w, p.confidence, tolerance)
 
 
 core.explore(coverage_figure, WINDOWS, "window w", active=WINDOWS.index(p.window))

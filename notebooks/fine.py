@@ -54,6 +54,62 @@ p = core.chapter("fine", globals())
 chapter_start = time.perf_counter()
 
 # %% [markdown]
+# ## The method
+#
+# Both editors are shown first, from their source; the experiments that compare
+# them follow.
+#
+# ### ROME: a layer found by causal tracing, rewritten for the subject
+#
+# Causal tracing corrupts the subject's token embeddings with noise and restores the
+# clean MLP outputs of a window of layers at the subject's last token: how much of the
+# correct answer's probability comes back measures how much those MLPs carry the fact.
+#
+# ```{literalinclude} ../lib/iclr25/editing.py
+# :pyobject: causal_trace
+# ```
+#
+# ROME then treats the MLP's down projection $W$ as a key-value memory. The key $k^*$ is
+# the MLP's hidden activation at the subject's last token (averaged over a few context
+# prefixes); the value $v^*$ is optimised so that the model writes the new object, with
+# a KL term that keeps what the model says about "{subject} is a" and a penalty on the
+# size of the change:
+#
+# ```{literalinclude} ../lib/iclr25/editing.py
+# :pyobject: rome_v
+# ```
+#
+# The rank-one update writes $W' k^* = v^*$ while disturbing least the keys that are
+# common in text ($C = E[k k^\top]$, estimated here on text the model samples itself,
+# since Wikipedia is not available offline):
+#
+# ```{literalinclude} ../lib/iclr25/editing.py
+# :pyobject: rome
+# ```
+#
+# ### FiNE: a few neurons, chosen for the fact
+#
+# FiNE scores every neuron $i$ of every layer $l$ by its contribution to the logit of
+# the predicted token $t$ at the last position,
+# $c_{l,i} = a_{l,i}\,(W^{l}_{\text{down}}[i,:] \cdot W_U[:,t])$, and keeps the top $k$
+# outside the last few layers:
+#
+# ```{literalinclude} ../lib/iclr25/chapters/fine.py
+# :pyobject: contributions
+# ```
+#
+# Then only those neurons' value vectors (rows of $W_\text{down}$) are updated, with a
+# loss that asks for the new object, keeps the model's predictions along the prompt,
+# penalises repeating the new object and keeps the updates small, stopping as soon as
+# the new object's probability reaches 0.9:
+#
+# ```{literalinclude} ../lib/iclr25/chapters/fine.py
+# :pyobject: fine
+# ```
+#
+# The experiments follow: the facts both methods edit, causal tracing to find
+# ROME's layer, then the two editors side by side.
+#
 # ## Facts the model knows
 #
 # We write a CounterFact-style set ourselves (CounterFact and KnowEdit are not
@@ -98,19 +154,12 @@ print("relation:      ", case.relation)
 print("distract:      ", case.distract[0])
 
 # %% [markdown]
-# ## ROME: a layer found by causal tracing, rewritten for the subject
-#
-# Causal tracing corrupts the subject's token embeddings with noise and restores the
-# clean MLP outputs of a window of layers at the subject's last token: how much of the
-# correct answer's probability comes back measures how much those MLPs carry the fact.
-#
-# ```{literalinclude} ../lib/iclr25/editing.py
-# :pyobject: causal_trace
-# ```
+# ## Causal tracing: ROME's layer
 #
 # ROME's window is 10 of GPT-2 XL's 48 layers; we restore 6 of SmolLM2's 30. The first
 # layer's MLP works on the token embedding itself, so restoring it undoes the noise
 # trivially; ROME's layer is the peak of the effect among the windows that leave it out.
+# The covariance $C$ is then estimated at the chosen layer.
 
 # %%
 window = 6
@@ -123,44 +172,6 @@ n_traced = min(p.n_trace, len(known))
 fine.tracing_figure(effects, layer, n_traced, window).show()
 
 # %% [markdown]
-# ROME then treats the MLP's down projection $W$ as a key-value memory. The key $k^*$ is
-# the MLP's hidden activation at the subject's last token (averaged over a few context
-# prefixes); the value $v^*$ is optimised so that the model writes the new object, with
-# a KL term that keeps what the model says about "{subject} is a" and a penalty on the
-# size of the change:
-#
-# ```{literalinclude} ../lib/iclr25/editing.py
-# :pyobject: rome_v
-# ```
-#
-# The rank-one update writes $W' k^* = v^*$ while disturbing least the keys that are
-# common in text ($C = E[k k^\top]$, estimated here on text the model samples itself,
-# since Wikipedia is not available offline):
-#
-# ```{literalinclude} ../lib/iclr25/editing.py
-# :pyobject: rome
-# ```
-#
-# ## FiNE: a few neurons, chosen for the fact
-#
-# FiNE scores every neuron $i$ of every layer $l$ by its contribution to the logit of
-# the predicted token $t$ at the last position,
-# $c_{l,i} = a_{l,i}\,(W^{l}_{\text{down}}[i,:] \cdot W_U[:,t])$, and keeps the top $k$
-# outside the last few layers:
-#
-# ```{literalinclude} ../lib/iclr25/chapters/fine.py
-# :pyobject: contributions
-# ```
-#
-# Then only those neurons' value vectors (rows of $W_\text{down}$) are updated, with a
-# loss that asks for the new object, keeps the model's predictions along the prompt,
-# penalises repeating the new object and keeps the updates small, stopping as soon as
-# the new object's probability reaches 0.9:
-#
-# ```{literalinclude} ../lib/iclr25/chapters/fine.py
-# :pyobject: fine
-# ```
-#
 # ## How an edit is judged
 #
 # The metrics are the ones EasyEdit computes on KnowEdit, the FiNE paper's benchmark.

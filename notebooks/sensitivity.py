@@ -43,7 +43,6 @@ device = "cpu"
 # %%
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import torch
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
@@ -176,14 +175,13 @@ table.round(3)
 
 # %%
 BASE = list(ARCHS.values())
-fig = go.Figure()
-for name in BASE:
-    fig.add_scatter(x=SIGMAS, y=[table.loc[name, f"S({s:g})"] for s in SIGMAS], name=name,
-                    mode="lines+markers", line_color=COLORS[name])
-fig.update_layout(title=f"Sensitivity to noise on one patch ({p.dataset}, training set)",
-                  xaxis_title="noise std sigma", yaxis_title="sensitivity (fraction of flips)",
-                  xaxis_type="log", height=380)
-fig.show()
+core.plot(SIGMAS, {name: [table.loc[name, f"S({s:g})"] for s in SIGMAS]
+                   for name in BASE},
+          title=f"Sensitivity to noise on one patch ({p.dataset}, "
+                "training set)",
+          xlabel="noise std sigma",
+          ylabel="sensitivity (fraction of flips)", log_x=True,
+          mode="lines+markers", colors=COLORS, height=380).show()
 
 # %% [markdown]
 # Move $\sigma$ to compare the four models at one noise level (the static page's
@@ -233,21 +231,14 @@ core.claim(
 # regularised ViTs). With this few points a rank correlation is only indicative.
 
 # %%
-fig = make_subplots(rows=1, cols=2, subplot_titles=["robustness", "flatness"])
 names = list(table.index)
-rho_robust = spearmanr(table.loc[names, "mean S"], table.loc[names, "corrupted acc"]).statistic
-rho_sharp = spearmanr(table.loc[names, "mean S"], table.loc[names, "sharpness"]).statistic
-for col, column in [(1, "corrupted acc"), (2, "sharpness")]:
-    fig.add_scatter(x=table.loc[names, "mean S"], y=table.loc[names, column], text=names,
-                    mode="markers+text", textposition="top center", showlegend=False,
-                    marker=dict(size=10, color=[COLORS.get(n, COLORS["ViT"]) for n in names]),
-                    row=1, col=col)
-fig.update_xaxes(title_text="mean sensitivity")
-fig.update_yaxes(title_text="mean corrupted test accuracy", col=1)
-fig.update_yaxes(title_text="sharpness (logit change)", type="log", col=2)
-fig.update_layout(height=420, title=f"Spearman rho: sensitivity vs corrupted accuracy "
-                                    f"{rho_robust:+.2f}, vs sharpness {rho_sharp:+.2f}")
-fig.show()
+rho_robust = spearmanr(table.loc[names, "mean S"],
+                       table.loc[names, "corrupted acc"]).statistic
+rho_sharp = spearmanr(table.loc[names, "mean S"],
+                      table.loc[names, "sharpness"]).statistic
+sensitivity.robustness_figure(
+    table.loc[names], [COLORS.get(n, COLORS["ViT"]) for n in names],
+    rho_robust, rho_sharp).show()
 print(f"Spearman rho(sensitivity, corrupted accuracy) = {rho_robust:+.2f} (paper: negative); "
       f"rho(sensitivity, sharpness) = {rho_sharp:+.2f} (paper: positive)")
 
@@ -303,21 +294,10 @@ core.claim(
 
 # %%
 def reg_figure(reg):
-    """Sensitivity curve and corrupted accuracies of the ViT trained with weight reg."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["sensitivity (training set)",
-                                                        "test accuracy: clean and corrupted"])
-    columns = ["test acc", *(f"{k} acc" for k in CORRUPTIONS)]
-    for r, color in [(0.0, "gray"), (reg, COLORS["ViT"])]:
-        row = table.loc[vit_name(r)]
-        fig.add_scatter(x=SIGMAS, y=[row[f"S({s:g})"] for s in SIGMAS], name=f"p = {r:g}",
-                        legendgroup=str(r), mode="lines+markers", line_color=color, row=1, col=1)
-        fig.add_bar(x=["clean", *CORRUPTIONS], y=[row[c] for c in columns], name=f"p = {r:g}",
-                    legendgroup=str(r), marker_color=color, showlegend=False, row=1, col=2)
-    fig.update_xaxes(type="log", title_text="noise std sigma", row=1, col=1)
-    fig.update_yaxes(range=[0, 1], row=1, col=2)
-    fig.update_layout(title=f"ViT with the sensitivity regulariser, p = {reg:g}", height=380,
-                      barmode="group")
-    return fig
+    """The ViT trained with weight reg against the plain ViT."""
+    return sensitivity.reg_figure(
+        table.loc[vit_name(0.0)], table.loc[vit_name(reg)], reg, SIGMAS,
+        CORRUPTIONS, COLORS["ViT"])
 
 
 core.explore(reg_figure, REG_PS, "p", active=REG_PS.index(p.reg_p));
@@ -378,16 +358,11 @@ text_table = pd.DataFrame(text_rows).T
 # The three models' sensitivity curves and accuracies:
 
 # %%
-fig = go.Figure()
-for name in text_table.index:
-    fig.add_scatter(x=SIGMAS, y=[text_table.loc[name, f"S({s:g})"]
-                                 for s in SIGMAS],
-                    name=name, mode="lines+markers", line_color=COLORS[name])
-fig.update_layout(title="Sensitivity to noise on one word embedding "
-                        "(training set)",
-                  xaxis_title="noise std sigma", yaxis_title="sensitivity",
-                  xaxis_type="log", height=360)
-fig.show()
+core.plot(SIGMAS, {name: [text_table.loc[name, f"S({s:g})"] for s in SIGMAS]
+                   for name in text_table.index},
+          title="Sensitivity to noise on one word embedding (training set)",
+          xlabel="noise std sigma", ylabel="sensitivity", log_x=True,
+          mode="lines+markers", colors=COLORS, height=360).show()
 text_table.round(3)
 
 # %%
@@ -427,26 +402,18 @@ core.claim(
 # %%
 log = {k: v.numpy() for k, v in sensitivity.grok(
     modulus=p.modulus, epochs=p.grok_epochs, lr=p.grok_lr, seed=p.seed).items()}
-smooth = pd.Series(log["sensitivity"]).rolling(5, center=True, min_periods=1).mean().to_numpy()
-fig = make_subplots(specs=[[{"secondary_y": True}]])
-fig.add_scatter(x=log["epoch"], y=log["train_acc"], name="train accuracy", line_color="black")
-fig.add_scatter(x=log["epoch"], y=log["test_acc"], name="test accuracy", line_color=COLORS["ViT"])
-fig.add_scatter(x=log["epoch"], y=log["sensitivity"], name="train sensitivity", opacity=0.3,
-                line_color=COLORS["CNN"], secondary_y=True, showlegend=False)
-fig.add_scatter(x=log["epoch"], y=smooth, name="train sensitivity (smoothed)",
-                line_color=COLORS["CNN"], secondary_y=True)
-
+smooth = pd.Series(log["sensitivity"]).rolling(
+    5, center=True, min_periods=1).mean().to_numpy()
 peak_at = int(log["epoch"][np.argmax(smooth)])
-drop = sensitivity.first_epoch(log["epoch"], smooth, smooth.max() / 2, below=True, after=peak_at)
-jump = sensitivity.first_epoch(log["epoch"], log["test_acc"], 0.5, below=False)
-for epoch, label in [(drop, "sensitivity drop"), (jump, "test-accuracy jump")]:
-    if epoch is not None:
-        fig.add_vline(x=epoch, line_dash="dash", line_color="gray", annotation_text=label)
-fig.update_yaxes(title_text="accuracy", range=[0, 1.02], secondary_y=False)
-fig.update_yaxes(title_text="sensitivity", secondary_y=True)
-fig.update_layout(title=f"Grokking a + b mod {p.modulus}", xaxis_title="epoch", height=420)
-fig.show()
-print(f"sensitivity peak at epoch {peak_at}, drop at {drop}, test-accuracy jump at {jump}")
+drop = sensitivity.first_epoch(log["epoch"], smooth, smooth.max() / 2,
+                               below=True, after=peak_at)
+jump = sensitivity.first_epoch(log["epoch"], log["test_acc"], 0.5,
+                               below=False)
+sensitivity.grokking_figure(
+    log, smooth, {"sensitivity drop": drop, "test-accuracy jump": jump},
+    p.modulus, (COLORS["ViT"], COLORS["CNN"])).show()
+print(f"sensitivity peak at epoch {peak_at}, drop at {drop}, "
+      f"test-accuracy jump at {jump}")
 
 # %% [markdown]
 # The dashed lines mark the two events, defined before the run: the *jump* is the

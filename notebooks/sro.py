@@ -193,18 +193,16 @@ fits = {kind: log_linear_fit(err) for kind, err in approx.items()}
 # decide:
 
 # %%
-fig = go.Figure()
+fig = core.plot(steps, approx, mode="lines+markers",
+                colors=dict(zip(approx, COLORS)), log_y=True,
+                title=f"Iterative SRO (l1, m = {p.m}): approximation error",
+                xlabel="step t", ylabel="||b_t - b_full|| / ||b_full||")
 for (kind, (slope, intercept, r2)), color in zip(fits.items(), COLORS):
-    fig.add_scatter(x=steps, y=approx[kind], mode="lines+markers", name=kind,
-                    line_color=color)
     fig.add_scatter(x=steps, y=10 ** (slope * steps + intercept),
                     mode="lines", line_color=color, line_dash="dot",
                     name=f"{kind} fit: x{10 ** slope:.2f} per step, "
                          f"R² {r2:.3f}")
-fig.update_layout(title=f"Iterative SRO (l1, m = {p.m}): approximation error",
-                  xaxis_title="step t",
-                  yaxis_title="||b_t - b_full|| / ||b_full||",
-                  yaxis_type="log", yaxis_exponentformat="power")
+fig.update_layout(yaxis_exponentformat="power")
 fig.show()
 
 core.claim(
@@ -329,17 +327,16 @@ slopes = {name: np.polyfit(np.log(ns), np.log(errs), 1)[0]
 # The errors against $n$ on log-log axes, with the minimax rate (dotted) for scale:
 
 # %%
-fig = go.Figure()
-for (name, errs), color in zip(rate.items(), COLORS):
-    fig.add_scatter(x=ns, y=errs, mode="lines+markers", line_color=color,
-                    name=f"{name} (slope {slopes[name]:.2f})")
+labelled = {f"{name} (slope {slopes[name]:.2f})": errs
+            for name, errs in rate.items()}
+fig = core.plot(ns, labelled, mode="lines+markers",
+                colors=dict(zip(labelled, COLORS)), log_x=True, log_y=True,
+                title=f"Estimation error against n (l1, CountSketch, "
+                      f"m = {p.m}, T = {p.n_iter})",
+                xlabel="n", ylabel="||b - beta*||")
 fig.add_scatter(x=ns, y=p.noise * np.sqrt(p.s * np.log(p.d) / np.array(ns)),
                 mode="lines", line_color="gray", line_dash="dot",
                 name="sigma sqrt(s log d / n)")
-fig.update_layout(title=f"Estimation error against n (l1, CountSketch, "
-                        f"m = {p.m}, T = {p.n_iter})",
-                  xaxis_title="n", yaxis_title="||b - beta*||",
-                  xaxis_type="log", yaxis_type="log")
 fig.show()
 
 for name, claim_id in (("SRO", "rate-sro"),

@@ -221,3 +221,31 @@ def test_parameters_schema_is_consistent():
 
 def test_bounds_name_every_declared_gap():
     assert set(en.KNOWN_GAPS) <= set(en.BOUNDS)
+
+
+def test_figures_build_from_small_input():
+    import pandas as pd
+
+    names, colors = {"relu": "ReLU", "gelu": "GELU"}, {"relu": "red", "gelu": "blue"}
+    scores = pd.DataFrame(
+        {"R2 test (ID)": [0.9, 0.8], "R2 OOD": [0.7, 0.6]}, index=["ReLU", "GELU"]
+    )
+    fig = en.learning_figure({"relu": [1.0, 0.5], "gelu": [2.0, 1.0]}, scores, names, colors)
+    assert [t.type for t in fig.data] == ["scatter", "scatter", "bar", "bar"]
+    assert list(fig.data[0].x) == [1, 2] and fig.data[1].name == "GELU"
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.range[0] == pytest.approx(0.55)
+
+    n, y = np.array([1, 1, 2, 2]), np.zeros(4)
+    coverage = {
+        w: en.coverage_by_n(y, y + 0.5, np.full(4, q), n) for w, q in [(1, 1.0), (None, 0.1)]
+    }
+    fig = en.coverage_figure(coverage, 1, 0.9, np.array([0.1, 0.1]))
+    assert [t.name for t in fig.data] == [
+        "window w = 1",
+        "window w = 1",
+        "global quantile",
+        "global quantile",
+        "nominal - tolerance",
+    ]
+    assert list(fig.data[0].y) == [1.0, 1.0] and list(fig.data[2].y) == [0.0, 0.0]
+    assert fig.layout.title.text.startswith("Conformal intervals at 90%: sliding window w = 1")

@@ -153,5 +153,6 @@ def test_figures_from_hand_made_results():
     fig = fine.sweep_figure(sweep, ["efficacy"])
     assert list(fig.data[0].x) == [1, 2] and list(fig.data[0].y) == [0.75, 1.0]
     assert "mean over 2 edits" in fig.layout.title.text
+    assert fig.layout.xaxis.type == "log" and fig.data[0].mode == "lines+markers"
     fig = fine.edits_figure(sweep[2], ["efficacy"], 2)
     assert [t.name for t in fig.data] == ["a", "b"] and "k = 2" in fig.layout.title.text

@@ -179,6 +179,7 @@ def test_figures_from_hand_made_results():
     assert fig.data[0].type == "heatmap" and list(fig.data[0].x) == ["head 0", "head 1", "head 2"]
     fig = mcqa.layers_figure({"attention": np.array([0.1, 0.9])}, "layers")
     assert list(fig.data[0].x) == [0, 1] and fig.layout.yaxis.title.text == "normalised effect"
+    assert fig.data[0].name == "attention" and list(fig.layout.yaxis.range) == [-0.1, 1.1]
 
 
 def test_capitals_come_from_the_editing_facts():

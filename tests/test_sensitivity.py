@@ -196,3 +196,47 @@ def test_spearman_p_value_is_the_exact_permutation_p_value():
     assert sensitivity.spearman_p_value(x, [1, 0, 2, 4, 5, 3], "greater") > 0.05  # rho 0.77
     with pytest.raises(ValueError, match="alternative"):
         sensitivity.spearman_p_value(x, x, "two-sided")
+
+
+def _row(sigmas, corruptions, base):
+    return {
+        "test acc": base,
+        **{f"{k} acc": base / 2 for k in corruptions},
+        **{f"S({s:g})": base * s for s in sigmas},
+    }
+
+
+def test_figures_build_from_small_tables():
+    import pandas as pd
+
+    sigmas, corruptions = [0.1, 1.0], ["noise", "blur"]
+    fig = sensitivity.reg_figure(
+        _row(sigmas, corruptions, 0.5),
+        _row(sigmas, corruptions, 0.8),
+        0.5,
+        sigmas,
+        corruptions,
+        "red",
+    )
+    assert [t.type for t in fig.data] == ["scatter", "bar", "scatter", "bar"]
+    assert list(fig.data[3].x) == ["clean", "noise", "blur"]
+    assert fig.data[2].name == "p = 0.5" and fig.data[2].line.color == "red"
+    assert fig.layout.title.text == "ViT with the sensitivity regulariser, p = 0.5"
+    assert fig.layout.xaxis.type == "log"
+
+    table = pd.DataFrame(
+        {"mean S": [0.1, 0.2], "corrupted acc": [0.9, 0.7], "sharpness": [1.0, 3.0]},
+        index=["ViT", "CNN"],
+    )
+    fig = sensitivity.robustness_figure(table, ["red", "blue"], -1.0, 1.0)
+    assert len(fig.data) == 2 and list(fig.data[1].y) == [1.0, 3.0]
+    assert fig.layout.yaxis2.type == "log"
+    assert fig.layout.title.text.endswith("-1.00, vs sharpness +1.00")
+
+    log = {k: np.linspace(0, 1, 4) for k in ("train_acc", "test_acc", "sensitivity")}
+    log["epoch"] = np.arange(4)
+    events = {"drop": 2, "jump": None}
+    fig = sensitivity.grokking_figure(log, log["sensitivity"], events, 7, ("red", "blue"))
+    assert [t.name for t in fig.data][-1] == "train sensitivity (smoothed)"
+    assert fig.data[3].yaxis == "y2" and len(fig.layout.shapes) == 1
+    assert fig.layout.title.text == "Grokking a + b mod 7"

@@ -39,7 +39,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from functools import cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import torch
@@ -52,6 +52,10 @@ from torch import nn
 
 from iclr25 import core
 from iclr25.core import Param
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import plotly.graph_objects as go
 
 # ---------------------------------------------------------------------------------
 # Exact numbers: the DVV recursion (Virasoro constraints)
@@ -645,3 +649,96 @@ KNOWN_GAPS = {
     ),
 }
 """Claim id -> why it is expected to miss at the book's scale, and what would show it."""
+
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+
+def learning_figure(
+    histories: dict[str, Sequence[float]],
+    scores: pd.DataFrame,
+    names: dict[str, str],
+    colors: dict[str, str],
+) -> go.Figure:
+    """Training loss per epoch for each activation (left, log), and the R^2 of the log
+    values in distribution (plain bars) and OOD (hatched) from ``scores`` (right)."""
+    from plotly.subplots import make_subplots
+
+    acts = list(histories)
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=["training loss (L1, standardised)", "R^2 of log values"]
+    )
+    for act, history in histories.items():
+        fig.add_scatter(
+            x=np.arange(1, len(history) + 1),
+            y=history,
+            name=names[act],
+            line_color=colors[act],
+            row=1,
+            col=1,
+        )
+    for column, pattern in [("R2 test (ID)", ""), ("R2 OOD", "/")]:
+        fig.add_bar(
+            x=[names[a] for a in acts],
+            y=scores[column],
+            name=column,
+            marker_pattern_shape=pattern,
+            marker_color=[colors[a] for a in acts],
+            showlegend=False,
+            row=1,
+            col=2,
+            text=[f"{v:.3f}" for v in scores[column]],
+            hovertext=column,
+        )
+    fig.update_xaxes(title_text="epoch", row=1, col=1)
+    fig.update_yaxes(type="log", row=1, col=1)
+    lowest = scores[["R2 test (ID)", "R2 OOD"]].min().min()
+    fig.update_yaxes(range=[max(0.0, lowest - 0.05), 1], row=1, col=2)
+    fig.update_layout(
+        title="Learning curves, and R^2 in distribution (plain) and OOD (hatched)",
+        barmode="group",
+        height=420,
+    )
+    return fig
+
+
+def coverage_figure(
+    coverage: dict[int | None, Coverage], w: int, confidence: float, tolerance: np.ndarray
+) -> go.Figure:
+    """Coverage (left) and mean interval width (right) per n, sliding window ``w``
+    against the global quantile (key ``None``), with the nominal coverage and the
+    nominal minus ``tolerance`` marked."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=["coverage on the ID test set", "mean interval width (nats)"],
+    )
+    for key, name, color in [
+        (w, f"window w = {w}", "#1f77b4"),
+        (None, "global quantile", "#7f7f7f"),
+    ]:
+        c = coverage[key]
+        fig.add_bar(x=c.n, y=c.coverage, name=name, marker_color=color, row=1, col=1)
+        fig.add_bar(x=c.n, y=c.width, name=name, marker_color=color, showlegend=False, row=1, col=2)
+    fig.add_scatter(
+        x=coverage[None].n,
+        y=confidence - tolerance,
+        mode="lines",
+        line=dict(color="black", dash="dot"),
+        name="nominal - tolerance",
+        row=1,
+        col=1,
+    )
+    fig.add_hline(y=confidence, line_color="black", row=1, col=1)
+    fig.update_xaxes(title_text="number of marked points n")
+    fig.update_yaxes(range=[0, 1.02], row=1, col=1)
+    fig.update_layout(
+        title=f"Conformal intervals at {confidence:.0%}: sliding window w = {w} vs global",
+        barmode="group",
+        height=420,
+    )
+    return fig

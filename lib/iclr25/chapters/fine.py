@@ -310,21 +310,16 @@ def neuron_layers_figure(
 def sweep_figure(sweep: dict[int, list[dict[str, Any]]], metrics: Sequence[str]) -> go.Figure:
     """The mean of each metric over the swept edits against the number of neurons ``k``;
     ``sweep[k]`` holds the records of :func:`iclr25.editing.run_cases`."""
-    import plotly.graph_objects as go
-
     ks = sorted(sweep)
-    fig = go.Figure()
-    for m in metrics:
-        fig.add_scatter(
-            x=ks, y=[np.nanmean([r[m] for r in sweep[k]]) for k in ks], name=m, mode="lines+markers"
-        )
-    fig.update_layout(
+    fig = core.plot(
+        ks,
+        {m: [np.nanmean([r[m] for r in sweep[k]]) for k in ks] for m in metrics},
         title=f"FiNE with k neurons, mean over {len(sweep[ks[0]])} edits",
-        xaxis_title="k (neurons edited)",
-        xaxis_type="log",
-        yaxis_range=[0, 1.05],
+        xlabel="k (neurons edited)",
+        log_x=True,
+        mode="lines+markers",
     )
-    return fig
+    return fig.update_layout(yaxis_range=[0, 1.05])
 
 
 def edits_figure(records: Sequence[dict[str, Any]], metrics: Sequence[str], k: int) -> go.Figure:

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from iclr25 import editing, llm
+from iclr25 import core, editing, llm
 from iclr25.core import Bound, Param
 
 if TYPE_CHECKING:
@@ -815,16 +815,13 @@ def heads_figure(z: np.ndarray, title: str, **colours: float) -> go.Figure:
 
 def layers_figure(effects: dict[str, np.ndarray], title: str) -> go.Figure:
     """The normalised effect of patching each layer, one line per component."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    for name, effect in effects.items():
-        fig.add_scatter(x=list(range(len(effect))), y=effect, name=name, mode="lines+markers")
-    fig.update_layout(
+    n_layers = len(next(iter(effects.values())))
+    fig = core.plot(
+        list(range(n_layers)),
+        effects,
         title=title,
-        xaxis_title="layer",
-        xaxis_dtick=1,
-        yaxis_title="normalised effect",
-        yaxis_range=[-0.1, 1.1],
+        xlabel="layer",
+        ylabel="normalised effect",
+        mode="lines+markers",
     )
-    return fig
+    return fig.update_layout(xaxis_dtick=1, yaxis_range=[-0.1, 1.1])
