@@ -92,7 +92,8 @@ core.claim(
     paper="the slope estimate is unbiased with standard error "
           "sigma / (sd(x) sqrt(n)) (Gauss-Markov)",
     value=(a_hat - p.slope) / se,
-    measured=f"slope {a_hat:.4f} vs {p.slope}; z = {(a_hat - p.slope) / se:.2f}",
+    measured=f"slope {a_hat:.4f} vs {p.slope}; "
+             f"z = {(a_hat - p.slope) / se:.2f}",
 );
 
 # %% [markdown]

@@ -77,24 +77,31 @@ p = core.chapter("enumerative", globals())
 
 # %%
 start = time.perf_counter()
-rows = core.cached("enumerative-numbers", {"g_max": p.g_max, "n_max": p.n_max},
+rows = core.cached("enumerative-numbers",
+                   {"g_max": p.g_max, "n_max": p.n_max},
                    lambda: enumerative.generate(p.g_max, p.n_max))
 seconds = time.perf_counter() - start
 data = enumerative.Dataset.from_rows(rows, p.n_max)
 log10 = data.log_value / math.log(10)
-print(f"{len(data)} nonzero intersection numbers with g <= {p.g_max}, 1 <= n <= {p.n_max}, "
-      f"from 10^{log10.min():.1f} to 10^{log10.max():.1f}; computed, or loaded from the cache "
-      f"kept by configuration, in {seconds:.1f} s")
-pd.DataFrame({"g": data.g, "n": data.n, "partition d": [str(tuple(d)) for d in rows["d"]],
-              "exact value": rows["exact"]}).iloc[np.linspace(0, len(data) - 1, 8).astype(int)]
+print(f"{len(data)} nonzero intersection numbers with g <= {p.g_max}, "
+      f"1 <= n <= {p.n_max}, from 10^{log10.min():.1f} to "
+      f"10^{log10.max():.1f}; computed, or loaded from the cache kept by "
+      f"configuration, in {seconds:.1f} s")
+pd.DataFrame({"g": data.g, "n": data.n,
+              "partition d": [str(tuple(d)) for d in rows["d"]],
+              "exact value": rows["exact"]}).iloc[
+    np.linspace(0, len(data) - 1, 8).astype(int)]
 
 # %%
 fig = go.Figure()
 for n, color in zip(range(1, p.n_max + 1), qualitative.Plotly):
     rows_n = data.n == n
-    fig.add_box(x=data.g[rows_n], y=log10[rows_n], name=f"n = {n}", marker_color=color)
-fig.update_layout(boxmode="group", title="log10 of the intersection numbers, by genus and n",
-                  xaxis_title="genus g", yaxis_title="log10 <tau_d1 ... tau_dn>_g", height=420)
+    fig.add_box(x=data.g[rows_n], y=log10[rows_n], name=f"n = {n}",
+                marker_color=color)
+fig.update_layout(boxmode="group",
+                  title="log10 of the intersection numbers, by genus and n",
+                  xaxis_title="genus g",
+                  yaxis_title="log10 <tau_d1 ... tau_dn>_g", height=420)
 fig.show()
 
 # %% [markdown]
@@ -165,7 +172,8 @@ def trained(act):
 
     def build():
         model, history = enumerative.fit(act, part["train"],
-                                         device=p.torch_device, **train_config)
+                                         device=p.torch_device,
+                                         **train_config)
         return {"state": model.state_dict(), "history": history}
 
     stored = core.cached("enumerative-model", config, build)
@@ -188,9 +196,11 @@ for act in ACTS:
 
 
 def scores_of(a):
-    """R^2 of the log values on each split, and the OOD mean absolute error."""
+    """R^2 of the log values on each split, and the OOD mean absolute
+    error."""
     pred = predictions[a]
-    return {"R2 train": enumerative.r2(part["train"].log_value, pred["train"]),
+    return {"R2 train": enumerative.r2(part["train"].log_value,
+                                       pred["train"]),
             "R2 test (ID)": enumerative.r2(part["test"].log_value,
                                            pred["test"]),
             "R2 OOD": enumerative.r2(part["ood"].log_value, pred["ood"]),
@@ -207,17 +217,25 @@ enumerative.learning_figure(histories, scores, NAMES, COLORS).show()
 
 # %%
 def scatter_figure(act):
-    """Predicted against exact log10 values on the ID test set and the OOD genera."""
+    """Predicted against exact log10 values on the ID test set and the OOD
+    genera."""
     fig = go.Figure()
     for name, color in [("test", "#1f77b4"), ("ood", "#d62728")]:
-        fig.add_scatter(x=part[name].log_value / math.log(10), y=predictions[act][name] / math.log(10),
-                        mode="markers", marker=dict(size=3, color=color, opacity=0.5),
-                        name="ID test" if name == "test" else f"OOD (g >= {g_test})")
+        fig.add_scatter(x=part[name].log_value / math.log(10),
+                        y=predictions[act][name] / math.log(10),
+                        mode="markers",
+                        marker=dict(size=3, color=color, opacity=0.5),
+                        name=("ID test" if name == "test"
+                              else f"OOD (g >= {g_test})"))
     lo, hi = log10.min(), log10.max()
-    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color="gray", dash="dot"), name="exact")
-    fig.update_layout(title=f"{NAMES[act]}: R^2 ID {scores.loc[NAMES[act], 'R2 test (ID)']:.3f}, "
-                            f"OOD {scores.loc[NAMES[act], 'R2 OOD']:.3f}",
-                      xaxis_title="exact log10 value", yaxis_title="predicted log10 value", height=460)
+    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines",
+                    line=dict(color="gray", dash="dot"), name="exact")
+    fig.update_layout(
+        title=f"{NAMES[act]}: R^2 ID "
+              f"{scores.loc[NAMES[act], 'R2 test (ID)']:.3f}, "
+              f"OOD {scores.loc[NAMES[act], 'R2 OOD']:.3f}",
+        xaxis_title="exact log10 value",
+        yaxis_title="predicted log10 value", height=460)
     return fig
 
 
@@ -277,7 +295,8 @@ y_test, y_hat = part["test"].log_value, predictions[ACT]["test"]
 WINDOWS = sorted({0, 1, 2, 3, p.window})
 coverage = {}
 for w in [*WINDOWS, None]:
-    q = enumerative.conformal_halfwidths(residuals, part["calibration"].n, part["test"].n, p.confidence, w)
+    q = enumerative.conformal_halfwidths(residuals, part["calibration"].n,
+                                         part["test"].n, p.confidence, w)
     coverage[w] = enumerative.coverage_by_n(y_test, y_hat, q, part["test"].n)
 tolerance = enumerative.coverage_tolerance(p.confidence, coverage[None].count)
 
@@ -291,10 +310,15 @@ def coverage_figure(w):
     return enumerative.coverage_figure(coverage, w, p.confidence, tolerance)
 
 
-core.explore(coverage_figure, WINDOWS, "window w", active=WINDOWS.index(p.window))
-pd.DataFrame({"test points": coverage[None].count, f"coverage, window w = {p.window}": coverage[p.window].coverage,
-              "coverage, global": coverage[None].coverage, f"width, window w = {p.window}": coverage[p.window].width,
-              "width, global": coverage[None].width}, index=pd.Index(coverage[None].n, name="n")).round(3).T
+core.explore(coverage_figure, WINDOWS, "window w",
+             active=WINDOWS.index(p.window))
+pd.DataFrame({"test points": coverage[None].count,
+              f"coverage, window w = {p.window}":
+                  coverage[p.window].coverage,
+              "coverage, global": coverage[None].coverage,
+              f"width, window w = {p.window}": coverage[p.window].width,
+              "width, global": coverage[None].width},
+             index=pd.Index(coverage[None].n, name="n")).round(3).T
 
 # %% [markdown]
 # One global quantile gives intervals of one width for every $n$: it covers on average,
@@ -305,15 +329,18 @@ pd.DataFrame({"test points": coverage[None].count, f"coverage, window w = {p.win
 # the limit of a window that covers every $n$).
 
 # %%
-worst = {w: np.max(np.abs(c.coverage - p.confidence)) for w, c in coverage.items()}
-mean_width = {w: 2 * np.average(c.width / 2, weights=c.count) for w, c in coverage.items()}
-fig = make_subplots(rows=1, cols=2, subplot_titles=["max over n of |coverage - nominal|",
-                                                    "mean interval width (nats)"])
+worst = {w: np.max(np.abs(c.coverage - p.confidence))
+         for w, c in coverage.items()}
+mean_width = {w: 2 * np.average(c.width / 2, weights=c.count)
+              for w, c in coverage.items()}
+fig = make_subplots(rows=1, cols=2,
+                    subplot_titles=["max over n of |coverage - nominal|",
+                                    "mean interval width (nats)"])
 labels = [str(w) for w in WINDOWS] + ["global"]
-fig.add_scatter(x=labels, y=[worst[w] for w in [*WINDOWS, None]], mode="lines+markers", showlegend=False,
-                row=1, col=1)
-fig.add_scatter(x=labels, y=[mean_width[w] for w in [*WINDOWS, None]], mode="lines+markers", showlegend=False,
-                row=1, col=2)
+fig.add_scatter(x=labels, y=[worst[w] for w in [*WINDOWS, None]],
+                mode="lines+markers", showlegend=False, row=1, col=1)
+fig.add_scatter(x=labels, y=[mean_width[w] for w in [*WINDOWS, None]],
+                mode="lines+markers", showlegend=False, row=1, col=2)
 fig.update_xaxes(title_text="window w", type="category")
 fig.update_layout(title="Sensitivity to the window size", height=360)
 fig.show()
@@ -378,15 +405,20 @@ terms = enumerative.asymptotic_terms(data)
 log_ratio = (data.log_value - terms.sum(axis=1)) / math.log(10)
 fig = go.Figure()
 for n, color in zip(range(1, p.n_max + 1), qualitative.Plotly):
-    genera = [g for g in range(1, p.g_max + 1) if np.any((data.n == n) & (data.g == g))]
+    genera = [g for g in range(1, p.g_max + 1)
+              if np.any((data.n == n) & (data.g == g))]
     lo = [log_ratio[(data.n == n) & (data.g == g)].min() for g in genera]
     hi = [log_ratio[(data.n == n) & (data.g == g)].max() for g in genera]
-    fig.add_scatter(x=genera, y=hi, mode="lines+markers", line_color=color, name=f"n = {n}", legendgroup=str(n))
-    fig.add_scatter(x=genera, y=lo, mode="lines+markers", line=dict(color=color, dash="dot"),
+    fig.add_scatter(x=genera, y=hi, mode="lines+markers", line_color=color,
+                    name=f"n = {n}", legendgroup=str(n))
+    fig.add_scatter(x=genera, y=lo, mode="lines+markers",
+                    line=dict(color=color, dash="dot"),
                     legendgroup=str(n), showlegend=False)
 fig.add_hline(y=0, line_color="black")
-fig.update_layout(title="log10(exact / asymptotic): largest (solid) and smallest (dotted) over partitions",
-                  xaxis_title="genus g", yaxis_title="log10 ratio", height=420)
+fig.update_layout(title="log10(exact / asymptotic): largest (solid) and "
+                        "smallest (dotted) over partitions",
+                  xaxis_title="genus g", yaxis_title="log10 ratio",
+                  height=420)
 fig.show()
 
 # %% [markdown]
@@ -404,31 +436,49 @@ fig.show()
 # the three terms is above the random network's.
 
 # %%
-torch.manual_seed(p.seed)  # the very initialisation the trained DRA network started from
-random_model = enumerative.IntersectionTransformer(ACT, width=p.width, layers=p.layers).to(p.torch_device)
-random_model.load_state_dict({k: v for k, v in models[ACT].state_dict().items()
-                              if k in ("gn_scale", "d_scale", "y_mean", "y_std")}, strict=False)
+# the very initialisation the trained DRA network started from
+torch.manual_seed(p.seed)
+random_model = enumerative.IntersectionTransformer(
+    ACT, width=p.width, layers=p.layers).to(p.torch_device)
+random_model.load_state_dict(
+    {k: v for k, v in models[ACT].state_dict().items()
+     if k in ("gn_scale", "d_scale", "y_mean", "y_std")}, strict=False)
 target = {name: enumerative.asymptotic_terms(d) for name, d in part.items()}
 probe = {}
-for label, model in [("trained DRA network", models[ACT]), ("random DRA network", random_model)]:
-    features = {name: enumerative.represent(model, d, p.torch_device) for name, d in part.items()}
+for label, model in [("trained DRA network", models[ACT]),
+                     ("random DRA network", random_model)]:
+    features = {name: enumerative.represent(model, d, p.torch_device)
+                for name, d in part.items()}
     for name in ("test", "ood"):
-        probe[label, name] = enumerative.probe_r2(features["train"], target["train"], features[name], target[name])
-probe_table = pd.DataFrame({f"{label}, {'ID test' if name == 'test' else 'OOD'}": dict(
-    zip(enumerative.ASYMPTOTIC_TERMS, r)) for (label, name), r in probe.items()}).T
+        probe[label, name] = enumerative.probe_r2(
+            features["train"], target["train"], features[name],
+            target[name])
+probe_table = pd.DataFrame({
+    f"{label}, {'ID test' if name == 'test' else 'OOD'}":
+        dict(zip(enumerative.ASYMPTOTIC_TERMS, r))
+    for (label, name), r in probe.items()}).T
 probe_table.round(4)
 
 # %%
 fig = go.Figure()
 for (label, name), r2s in probe.items():
-    fig.add_bar(x=list(enumerative.ASYMPTOTIC_TERMS), y=r2s, name=f"{label}, {'ID test' if name == 'test' else 'OOD'}",
+    fig.add_bar(x=list(enumerative.ASYMPTOTIC_TERMS), y=r2s,
+                name=f"{label}, {'ID test' if name == 'test' else 'OOD'}",
                 marker_pattern_shape="" if name == "test" else "/",
-                marker_color="#1f77b4" if label.startswith("trained") else "#7f7f7f")
-fig.update_layout(title="Linear probe R^2 from the pooled representation to the asymptotic's log-terms",
-                  yaxis_title="R^2", yaxis_range=[min(0, float(np.nanmin(list(probe.values())))), 1],
+                marker_color=("#1f77b4" if label.startswith("trained")
+                              else "#7f7f7f"))
+fig.update_layout(title="Linear probe R^2 from the pooled representation "
+                        "to the asymptotic's log-terms",
+                  yaxis_title="R^2",
+                  yaxis_range=[
+                      min(0, float(np.nanmin(list(probe.values())))), 1],
                   barmode="group", height=420)
 fig.show()
 
+# %% [markdown]
+# The claim compares the two networks' mean held-out $R^2$ over the terms:
+
+# %%
 trained_r2 = probe["trained DRA network", "test"].mean()
 random_r2 = probe["random DRA network", "test"].mean()
 core.claim(

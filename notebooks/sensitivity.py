@@ -106,7 +106,8 @@ print(f"{p.dataset}: {len(data.train)} training images of shape "
 
 # %%
 ARCHS = {"vit": "ViT", "mlp": "MLP", "cnn": "CNN", "convmixer": "ConvMixer"}
-COLORS = dict(zip([*ARCHS.values(), "Transformer", "LSTM"], qualitative.Plotly))
+COLORS = dict(zip([*ARCHS.values(), "Transformer", "LSTM"],
+                  qualitative.Plotly))
 REG_PS = sorted({0.0, p.reg_p / 2, p.reg_p})
 
 
@@ -145,7 +146,8 @@ for name, model in models.items():
     curve = sensitivity.sensitivity_curve(forward, train_tokens, SIGMAS,
                                           repeats=p.repeats, seed=p.seed)
     rows[name] = {
-        "train acc": sensitivity.accuracy(forward, train_tokens, data.train.y),
+        "train acc": sensitivity.accuracy(forward, train_tokens,
+                                          data.train.y),
         "test acc": sensitivity.accuracy(forward, test_tokens, data.test.y),
         **{f"S({s:g})": v for s, v in zip(SIGMAS, curve)},
         "mean S": curve.mean(),
@@ -189,15 +191,21 @@ core.plot(SIGMAS, {name: [table.loc[name, f"S({s:g})"] for s in SIGMAS]
 
 # %%
 def sigma_figure(sigma):
-    """Sensitivity and test accuracy of the four image models at noise std sigma."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[f"sensitivity at sigma = {sigma:g}",
-                                                        "test accuracy"])
+    """Sensitivity and test accuracy of the four image models at noise std
+    sigma."""
+    fig = make_subplots(rows=1, cols=2,
+                        subplot_titles=[f"sensitivity at sigma = {sigma:g}",
+                                        "test accuracy"])
     fig.add_bar(x=BASE, y=[table.loc[n, f"S({sigma:g})"] for n in BASE],
-                marker_color=[COLORS[n] for n in BASE], showlegend=False, row=1, col=1)
+                marker_color=[COLORS[n] for n in BASE], showlegend=False,
+                row=1, col=1)
     fig.add_bar(x=BASE, y=[table.loc[n, "test acc"] for n in BASE],
-                marker_color=[COLORS[n] for n in BASE], showlegend=False, row=1, col=2)
-    fig.update_yaxes(range=[0, max(0.05, 1.1 * table[[f"S({s:g})" for s in SIGMAS]].values.max())],
-                     row=1, col=1)
+                marker_color=[COLORS[n] for n in BASE], showlegend=False,
+                row=1, col=2)
+    fig.update_yaxes(
+        range=[0, max(0.05, 1.1 * table[[f"S({s:g})" for s in SIGMAS]]
+                      .values.max())],
+        row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=1, col=2)
     fig.update_layout(title=f"Image models at sigma = {sigma:g}", height=360)
     return fig
@@ -208,7 +216,8 @@ core.explore(sigma_figure, SIGMAS, "sigma", active=len(SIGMAS) - 1);
 # %%
 vit_mean = table.loc["ViT", "mean S"]
 others = {n: table.loc[n, "mean S"] for n in BASE if n != "ViT"}
-acc_spread = table.loc[BASE, "train acc"].max() - table.loc[BASE, "train acc"].min()
+acc_spread = (table.loc[BASE, "train acc"].max()
+              - table.loc[BASE, "train acc"].min())
 core.claim(
     "vision_lowest",
     "At matched training accuracy, the ViT has the lowest sensitivity of the "
@@ -239,7 +248,8 @@ rho_sharp = spearmanr(table.loc[names, "mean S"],
 sensitivity.robustness_figure(
     table.loc[names], [COLORS.get(n, COLORS["ViT"]) for n in names],
     rho_robust, rho_sharp).show()
-print(f"Spearman rho(sensitivity, corrupted accuracy) = {rho_robust:+.2f} (paper: negative); "
+print(f"Spearman rho(sensitivity, corrupted accuracy) = {rho_robust:+.2f} "
+      "(paper: negative); "
       f"rho(sensitivity, sharpness) = {rho_sharp:+.2f} (paper: positive)")
 
 # %% [markdown]
@@ -251,10 +261,12 @@ p_robust = sensitivity.spearman_p_value(
     table.loc[names, "mean S"], table.loc[names, "corrupted acc"], "less")
 core.claim(
     "robustness_correlates",
-    "Lower sensitivity goes with higher accuracy under corruptions (a negative "
-    "Spearman rho over the trained image models, one-sided p < 0.05)",
+    "Lower sensitivity goes with higher accuracy under corruptions (a "
+    "negative Spearman rho over the trained image models, one-sided "
+    "p < 0.05)",
     kind="paper",
-    paper="less sensitive models are more robust on CIFAR-10-C and ImageNet-C",
+    paper="less sensitive models are more robust on CIFAR-10-C and "
+          "ImageNet-C",
     value=p_robust,
     measured=f"rho = {rho_robust:+.2f} over {len(names)} models, p = "
              f"{p_robust:.2f}; most robust: {most_robust} "
@@ -306,16 +318,17 @@ core.explore(reg_figure, REG_PS, "p", active=REG_PS.index(p.reg_p));
 plain, reg = table.loc["ViT"], table.loc[vit_name(p.reg_p)]
 core.claim(
     "regulariser",
-    f"The regulariser (p = {p.reg_p:g}) lowers the ViT's sensitivity and raises its mean "
-    "corrupted accuracy",
+    f"The regulariser (p = {p.reg_p:g}) lowers the ViT's sensitivity and "
+    "raises its mean corrupted accuracy",
     kind="paper",
     paper="lower sensitivity and higher accuracy on CIFAR-10-C / SVHN "
           "corruptions with p = 0.5",
     value={"change in mean S": reg["mean S"] - plain["mean S"],
            "change in corrupted acc":
                reg["corrupted acc"] - plain["corrupted acc"]},
-    measured=f"mean S {plain['mean S']:.3f} -> {reg['mean S']:.3f}; corrupted accuracy "
-             f"{plain['corrupted acc']:.3f} -> {reg['corrupted acc']:.3f}; clean test "
+    measured=f"mean S {plain['mean S']:.3f} -> {reg['mean S']:.3f}; "
+             f"corrupted accuracy {plain['corrupted acc']:.3f} -> "
+             f"{reg['corrupted acc']:.3f}; clean test "
              f"{plain['test acc']:.3f} -> {reg['test acc']:.3f}",
 );
 
@@ -332,7 +345,8 @@ core.claim(
 
 # %%
 ids, labels = sensitivity.sentiment_task(p.n_text, seed=p.seed)
-embeddings = torch.randn(32, 16, generator=torch.Generator().manual_seed(p.seed))
+embeddings = torch.randn(32, 16,
+                         generator=torch.Generator().manual_seed(p.seed))
 cut = int(0.8 * p.n_text)
 text_train, text_test = embeddings[ids[:cut]], embeddings[ids[cut:]]
 TEXT = {"transformer": "Transformer", "lstm": "LSTM", "mlp": "MLP"}
@@ -367,7 +381,8 @@ text_table.round(3)
 
 # %%
 t_mean = text_table.loc["Transformer", "mean S"]
-t_others = {n: text_table.loc[n, "mean S"] for n in text_table.index if n != "Transformer"}
+t_others = {n: text_table.loc[n, "mean S"] for n in text_table.index
+            if n != "Transformer"}
 t_spread = text_table["train acc"].max() - text_table["train acc"].min()
 core.claim(
     "language_lowest",
@@ -401,7 +416,8 @@ core.claim(
 
 # %%
 log = {k: v.numpy() for k, v in sensitivity.grok(
-    modulus=p.modulus, epochs=p.grok_epochs, lr=p.grok_lr, seed=p.seed).items()}
+    modulus=p.modulus, epochs=p.grok_epochs, lr=p.grok_lr,
+    seed=p.seed).items()}
 smooth = pd.Series(log["sensitivity"]).rolling(
     5, center=True, min_periods=1).mean().to_numpy()
 peak_at = int(log["epoch"][np.argmax(smooth)])
@@ -433,9 +449,11 @@ core.claim(
     "On modular addition the training-set sensitivity drops before the test "
     "accuracy jumps",
     kind="paper",
-    paper="sensitivity falls ahead of the test-accuracy rise (p = 113, about 17k epochs)",
+    paper="sensitivity falls ahead of the test-accuracy rise "
+          "(p = 113, about 17k epochs)",
     value=jump - drop if both else float("nan"),
-    measured=f"sensitivity peak at epoch {peak_at}, drop at {drop}, jump at {jump}"
+    measured=f"sensitivity peak at epoch {peak_at}, drop at {drop}, "
+             f"jump at {jump}"
              + (f": the drop leads by {jump - drop:+d} epochs" if both
                 else f" (within {p.grok_epochs} epochs)"),
 );

@@ -105,6 +105,7 @@ def test_no_chapter_imports_another():
 ANATOMY = [*BUILT, toc.TEMPLATE.slug]
 ENDING = ["Claims", "What differs from the paper", "Going further"]
 MAX_CELL_LINES = 25
+PAGE_COLUMNS = 78
 
 
 def cells(slug: str) -> list:
@@ -195,3 +196,16 @@ def test_no_code_cell_is_longer_than_25_lines(slug):
         if c.cell_type == "code" and len(c.source.splitlines()) > MAX_CELL_LINES
     }
     assert not long, f"cells (index: lines) over {MAX_CELL_LINES} lines: {long}"
+
+
+@pytest.mark.parametrize("slug", ANATOMY)
+def test_no_code_line_is_wider_than_the_page(slug):
+    """The page shows 78 characters of a code cell before it scrolls sideways."""
+    wide = [
+        line
+        for c in cells(slug)
+        if c.cell_type == "code"
+        for line in c.source.splitlines()
+        if len(line) > PAGE_COLUMNS
+    ]
+    assert not wide, f"{len(wide)} code lines over {PAGE_COLUMNS} characters, e.g. {wide[0]!r}"
