@@ -7,11 +7,13 @@ another; what two chapters share lives at the top of the package:
 
 * ``iclr25.core`` -- parameters, seeds, devices, the cache of trained artefacts, the
   training loop, offline figures, widgets, claims and timing;
-* ``iclr25.llm`` -- language models offline (SmolLM2, tiny Llamas trained here),
+* ``iclr25.llm`` -- language models offline (SmolLM2, tiny Llamas trained here), named
+  sites to read and write their insides,
   cloze scoring, activation patching and vocabulary projection;
 * ``iclr25.editing`` -- knowledge editing: facts the model knows, edit cases, the
   metrics, ROME and the live editor;
-* ``iclr25.vision`` -- small image data sets and classifiers;
+* ``iclr25.vision`` -- small image data sets and classifiers, ``image_grid``;
+* ``iclr25.tabular`` -- scikit-learn's bundled tables, split and scaled, as tables;
 * ``iclr25.toc`` -- the table of contents as data; ``iclr25.scoreboard`` -- every
   chapter's claims in one table; ``iclr25.run`` and ``iclr25.cli`` (``python -m
   iclr25``) execute a chapter.
