@@ -57,3 +57,14 @@ def changed() -> Callable[[llm.LM, dict[str, torch.Tensor]], list[str]]:
         return [k for k, v in lm.model.state_dict().items() if not torch.equal(v, before[k])]
 
     return diff
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs the built book may wait for the whole build: its time limit
+    is the book's (from the chapters' budgets), plus a minute; others keep pytest.ini's."""
+    from iclr25 import build, toc
+
+    limit = toc.book_timeout(build.jobs_and_threads()[0]) + 60
+    for item in items:
+        if "book" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.timeout(limit))

@@ -3,8 +3,11 @@ pages work in a browser with no network (figures drawn, no JavaScript error)."""
 
 import functools
 import http.server
+import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -15,7 +18,7 @@ import pytest
 import yaml
 from playwright.sync_api import sync_playwright
 
-from iclr25 import scoreboard, toc
+from iclr25 import build, scoreboard, toc
 from iclr25.core import book_problems, read_claims
 
 ROOT = toc.ROOT
@@ -27,21 +30,37 @@ CHROMIUM = shutil.which("chromium")
 
 @pytest.fixture(scope="session")
 def book() -> Path:
-    """Build the whole book, executing every chapter with its book defaults."""
+    """Build the whole book, executing every chapter with its book defaults, within the
+    time its chapters' budgets allow (``toc.book_timeout``)."""
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    result = subprocess.run(
+    jobs, _ = build.jobs_and_threads()
+    limit = toc.book_timeout(jobs)
+    process = subprocess.Popen(
         [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
         cwd=ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=2400,
+        start_new_session=True,
     )
+    try:
+        output, _ = process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        record = json.loads((BUILD / "iclr25-build.json").read_text())
+        states = ", ".join(
+            f"{r['slug']} {r['state']}" + (f" {r['wall_s']:.0f} s" if r["wall_s"] else "")
+            for r in record["chapters"]
+        )
+        pytest.fail(f"the book took more than its {limit} s: {states}")
     problems = [
         line
-        for line in (result.stdout + result.stderr).splitlines()
+        for line in output.splitlines()
         if "WARNING" in line or "ERROR" in line or "Error" in line
     ]
-    assert result.returncode == 0, "\n".join(problems[-30:]) or result.stderr[-4000:]
+    assert process.returncode == 0, "\n".join(problems[-30:]) or output[-4000:]
+    assert "Executing notebook" not in output, "myst-nb executed a chapter itself"
     return HTML
 
 

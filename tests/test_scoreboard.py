@@ -98,3 +98,23 @@ def test_a_fixture_chapter_with_an_undeclared_miss_fails_the_book_check(tmp_path
     (tmp_path / "sro.ipynb").write_text(json.dumps(executed_notebook(CLAIMS[3:])))
     claims = scoreboard.collect(tmp_path)
     assert book_problems(claims, {}) == ["fine/local: FAILED (measured ours; bound ≥ 1)"]
+
+
+def test_build_times_table_gives_each_chapters_time_budget_and_models():
+    record = {
+        "jobs": 2,
+        "threads": 1,
+        "wall_s": 99.6,
+        "chapters": [
+            {"slug": "sro", "state": "done", "wall_s": 36.2, "cpu_s": 35.0, "cache": {}},
+            {"slug": "mcqa", "state": "done", "wall_s": 150, "cpu_s": 149, "cache": {"hit": 2}},
+            {"slug": "fine", "state": "timed out", "wall_s": 600, "cpu_s": None, "cache": {}},
+            {"slug": "sst", "state": "done", "wall_s": 9, "cpu_s": 9, "cache": {"built": 1}},
+        ],
+    }
+    html = scoreboard.build_times_html(record)
+    assert "4 chapters executed 2 at a time, 1 thread each, in 100 s" in html
+    assert "<tr><td>sro</td><td>36 s</td><td>35 s</td><td>120 s</td><td>none cached</td>" in html
+    assert "<td>300 s</td><td>all 2 from the cache</td>" in html
+    assert "<td>600 s (timed out)</td><td>n/a</td>" in html
+    assert "<td>1 trained</td>" in html

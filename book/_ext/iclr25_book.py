@@ -6,22 +6,30 @@
 * Jupyter Book always adds sphinx-thebe, whose live-code loader points at a CDN and,
   under Sphinx 7, declares ``THEBE_JS_URL`` twice (a JavaScript error on every page).
   A static offline book has no kernel to connect to, so its scripts are left out.
+* Before Sphinx reads a page, every chapter is executed, several at a time
+  (:mod:`iclr25.build`), into the jupyter-cache from which myst-nb (``cache`` mode)
+  takes the outputs. A chapter that fails or runs out of time stops the build with
+  its name and the times of those that finished.
 * The ``iclr25-scoreboard`` directive marks where the Scoreboard page puts every claim
-  of the book. Chapters are executed while Sphinx reads them, so the table is filled in
-  once all are read (``doctree-resolved``), from the notebooks myst-nb wrote to
-  ``_build/jupyter_execute``, with each chapter's execution time from myst-nb's record.
+  of the book (``claims``) or each chapter's build time (``build-times``), filled in
+  once all pages are read (``doctree-resolved``) from the notebooks myst-nb wrote to
+  ``_build/jupyter_execute`` and the build's record.
 """
 
+import json
 import shutil
 from pathlib import Path
 
 import plotly
 from docutils import nodes
-from myst_nb.sphinx_ import NbMetadataCollector
 from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from iclr25 import scoreboard, toc
+from iclr25 import build, scoreboard, toc
+
+logger = logging.getLogger(__name__)
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -58,17 +66,36 @@ class ScoreboardDirective(SphinxDirective):
         return [scoreboard_placeholder(what=self.arguments[0])]
 
 
-def _build_times(app: Sphinx) -> str:
-    rows = []
-    for chapter in toc.built():
-        data = NbMetadataCollector.get_exec_data(app.env, f"notebooks/{chapter.slug}") or {}
-        runtime = data.get("runtime")
-        seconds = f"{runtime:.0f} s" if runtime is not None else "not executed"
-        rows.append(f"<tr><td>{chapter.slug}</td><td>{seconds}</td></tr>")
-    return (
-        "<table class='iclr25-summary iclr25-build-times'><thead><tr><th>chapter</th>"
-        f"<th>executed in</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+def _record(app: Sphinx) -> Path:
+    return Path(app.outdir).parent / "iclr25-build.json"
+
+
+def _execute(app: Sphinx) -> None:
+    config = app.env.mystnb_config
+    if config.execution_mode != "cache":
+        return
+    jobs, threads = build.jobs_and_threads()
+    chapters = [(c.slug, c.notebook, toc.chapter_timeout(c)) for c in toc.built()]
+    logger.info(
+        f"iclr25: executing {len(chapters)} chapters, {jobs} at a time, "
+        f"{threads} thread{'s' if threads > 1 else ''} each"
     )
+    try:
+        build.execute_chapters(
+            chapters,
+            cache_path=Path(config.execution_cache_path),
+            record_path=_record(app),
+            jobs=jobs,
+            threads=threads,
+            cell_timeout=config.execution_timeout,
+            log=logger.info,
+        )
+    except build.BuildError as err:
+        raise ExtensionError(f"iclr25: {err}") from None
+
+
+def _build_times(app: Sphinx) -> str:
+    return scoreboard.build_times_html(json.loads(_record(app).read_text()))
 
 
 def _fill_scoreboard(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -89,6 +116,7 @@ def setup(app: Sphinx) -> dict:
     app.add_js_file("scoreboard.js")
     app.add_directive("iclr25-scoreboard", ScoreboardDirective)
     app.add_node(scoreboard_placeholder)
+    app.connect("builder-inited", _execute, priority=900)  # after myst-nb sets its config
     app.connect("doctree-resolved", _fill_scoreboard)
     app.connect("build-finished", _copy_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)

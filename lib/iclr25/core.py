@@ -184,7 +184,9 @@ def threads(n: int) -> Iterator[None]:
 
     Training a small model on one thread is as fast as on several, does not collapse
     when other processes share the cores, and gives weights that do not depend on the
-    machine's core count (threads sum in a different order).
+    machine's core count (threads sum in a different order). The book's build
+    (:mod:`iclr25.build`) runs each chapter with ``OMP_NUM_THREADS`` set to its share of
+    the cores (one, on two cores), torch's default inside the chapter.
     """
     import torch
 
@@ -254,6 +256,19 @@ def cache_path(name: str, config: Mapping[str, Any]) -> Path:
     return cache_dir() / f"{name}-{key[:16]}.pt"
 
 
+CACHE_LOG = "ICLR25_CACHE_LOG"
+"""Environment variable: a file to which :func:`cached` and :func:`cached_dir` append
+one line per artefact, ``hit <name>`` or ``built <name>``; the book's build sets it to
+report whether each chapter's models came from the cache."""
+
+
+def _log_cache(event: str, name: str) -> None:
+    log = os.environ.get(CACHE_LOG)
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{event} {name}\n")
+
+
 def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> Any:
     """Load the artefact for ``config``, or ``build()`` it and store it.
 
@@ -274,9 +289,11 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
         if hashlib.sha256(payload).digest() == digest:
             stored = torch.load(io.BytesIO(payload), weights_only=True)
             if stored.get("config") == config:
+                _log_cache("hit", name)
                 return stored["value"]
         warnings.warn(f"cache file {path} is corrupt or stale; rebuilding it", stacklevel=2)
     value = build()
+    _log_cache("built", name)
     buffer = io.BytesIO()
     torch.save({"config": config, "value": value}, buffer)
     payload = buffer.getvalue()
@@ -330,6 +347,7 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
 
     if path.is_dir():
         if intact(path):
+            _log_cache("hit", name)
             return path
         warnings.warn(f"cache directory {path} is corrupt or stale; rebuilding it", stacklevel=2)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -337,6 +355,7 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
     try:
         build(tmp)
         (tmp / "MANIFEST.json").write_text(json.dumps({"config": config, "files": digests(tmp)}))
+        _log_cache("built", name)
         if path.is_dir():
             shutil.rmtree(path)
         os.replace(tmp, path)

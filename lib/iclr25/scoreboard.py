@@ -119,6 +119,39 @@ def page_html(claims: Sequence[Claim]) -> str:
     )
 
 
+def _models(cache: Mapping[str, int]) -> str:
+    hit, built = cache.get("hit", 0), cache.get("built", 0)
+    if not hit + built:
+        return "none cached"
+    if not built:
+        return f"all {hit} from the cache"
+    return f"{built} trained" + (f", {hit} from the cache" if hit else "")
+
+
+def build_times_html(record: Mapping[str, object]) -> str:
+    """Each chapter's execution in the build that :mod:`iclr25.build` recorded: wall and
+    CPU seconds against its budget, and whether its models came from the cache."""
+    budgets = {c.slug: c.budget_s for c in toc.ALL}
+    rows = []
+    for run in record["chapters"]:
+        wall = f"{run['wall_s']:.0f} s" if run["wall_s"] is not None else "n/a"
+        cpu = f"{run['cpu_s']:.0f} s" if run["cpu_s"] is not None else "n/a"
+        state = "" if run["state"] == "done" else f" ({run['state']})"
+        rows.append(
+            f"<tr><td>{run['slug']}</td><td>{wall}{state}</td><td>{cpu}</td>"
+            f"<td>{budgets.get(run['slug'], '?')} s</td><td>{_models(run['cache'])}</td></tr>"
+        )
+    heads = "".join(f"<th>{h}</th>" for h in ("chapter", "wall", "CPU", "budget", "models"))
+    threads = record["threads"]
+    return (
+        f"<p>{_chapters(len(rows))} executed {record['jobs']} at a time, "
+        f"{threads} thread{'s' * (threads != 1)} each, in {record['wall_s']:.0f} s "
+        "of wall time.</p>"
+        f"<table class='iclr25-summary iclr25-build-times'><thead><tr>{heads}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
 def text(claims: Sequence[Claim], width: int = 100) -> str:
     """The claims as plain text for a terminal: one block per claim, then the summary."""
     if not claims:

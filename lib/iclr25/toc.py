@@ -24,11 +24,20 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
 
+BUDGET_S = 120
+"""Seconds a chapter may take with its book defaults and a cold cache, on the one core
+it gets when the book runs two chapters at a time on two cores."""
+LM_BUDGET_S = 300
+"""The budget of a chapter that runs the real language model."""
+
+
 @dataclass(frozen=True)
 class Chapter:
     slug: str
     title: str
     part: str
+    budget_s: int = BUDGET_S
+    """Seconds the chapter may take in book mode (defaults, cold cache, one core)."""
 
     @property
     def notebook(self) -> Path:
@@ -55,15 +64,15 @@ ALL: tuple[Chapter, ...] = (
     Chapter("sensitivity", "Transformers learn low-sensitivity functions", _OPTIM),
     Chapter("dlgn", "Deep linearly gated networks", _OPTIM),
     Chapter("modeconn", "Input-space mode connectivity", _OPTIM),
-    Chapter("mcqa", "How language models answer multiple-choice questions", _LM),
-    Chapter("hyperdas", "HyperDAS: locating and learning concept features", _LM),
+    Chapter("mcqa", "How language models answer multiple-choice questions", _LM, LM_BUDGET_S),
+    Chapter("hyperdas", "HyperDAS: locating and learning concept features", _LM, LM_BUDGET_S),
     Chapter("identifiability", "Is mechanistic interpretability identifiable?", _LM),
-    Chapter("debias", "Causality-guided prompting to debias LLM decisions", _LM),
-    Chapter("fine", "FiNE: fine-grained neuron-level knowledge editing", _EDIT),
-    Chapter("sadr", "SADR: restricting attention drift in knowledge editing", _EDIT),
+    Chapter("debias", "Causality-guided prompting to debias LLM decisions", _LM, LM_BUDGET_S),
+    Chapter("fine", "FiNE: fine-grained neuron-level knowledge editing", _EDIT, LM_BUDGET_S),
+    Chapter("sadr", "SADR: restricting attention drift in knowledge editing", _EDIT, LM_BUDGET_S),
     Chapter("sst", "Sufficient subset training", _EXPLAIN),
     Chapter("probing", "Probe training decides post-hoc attributions", _EXPLAIN),
-    Chapter("faithfulness", "Faithfulness of LLM explanations", _EXPLAIN),
+    Chapter("faithfulness", "Faithfulness of LLM explanations", _EXPLAIN, LM_BUDGET_S),
     Chapter("ai2tale", "AI2TALE: phishing-sentence localisation", _EXPLAIN),
     Chapter("selective", "Label smoothing and selective classification", _RELIABLE),
     Chapter("enumerative", "Transformers for psi-class intersection numbers", _RELIABLE),
@@ -76,6 +85,26 @@ ALL: tuple[Chapter, ...] = (
 TEMPLATE = Chapter("_template", "Template: a chapter's anatomy", "Template")
 """``notebooks/_template.py`` and ``iclr25.chapters._template``: copy them to start
 a chapter. Runnable through :func:`get`, listed nowhere."""
+
+
+def chapter_timeout(chapter: Chapter) -> int:
+    """Seconds before a chapter's execution is stopped: twice its budget, the margin a
+    core shared with other work needs (measured: a busy core slows a chapter 1.2-1.6x)."""
+    return 2 * chapter.budget_s
+
+
+RENDER_S = 120
+"""Seconds Sphinx takes to render the executed book (about 60 measured), not counting
+execution."""
+
+
+def book_timeout(jobs: int, chapters: list[Chapter] | None = None) -> int:
+    """Seconds the whole book build may take with ``jobs`` chapters at a time: 1.5 times
+    the budgets' bound on the build's length, ``sum / jobs + max`` (any order of
+    chapters finishes within it), plus rendering."""
+    budgets = [c.budget_s for c in (built() if chapters is None else chapters)]
+    makespan = sum(budgets) / jobs + max(budgets, default=0)
+    return round(1.5 * (makespan + RENDER_S))
 
 
 def built() -> list[Chapter]:

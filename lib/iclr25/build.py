@@ -1,0 +1,250 @@
+"""Execute the book's chapters in parallel, before Sphinx renders them.
+
+Jupyter Book executes notebooks one after another while Sphinx reads them; with
+nineteen chapters that takes too long. So the book's Sphinx extension first calls
+:func:`execute_chapters`: every chapter runs in a process of its own, ``jobs`` at a
+time, each kernel held to ``threads`` torch and BLAS threads (``jobs * threads`` is
+the machine's cores, so the processes never oversubscribe them), longest first. Each
+executed notebook goes into the jupyter-cache that myst-nb reads in ``cache`` mode,
+which then renders it without executing it again. Nothing carries over from an
+earlier build: the cache is emptied first, so every number on the site is computed
+by this build (the trained models in :func:`iclr25.core.cached` do carry over).
+
+Why not jupyter-cache's own parallel executor: it takes no per-process environment
+(the thread limits), no time limit for a whole notebook, and keeps no record of
+where each chapter's time went. A chapter runs under nbclient, as myst-nb runs one.
+
+The build writes its record as it goes (``_build/iclr25-build.json``): each
+chapter's state, wall and CPU seconds, and the model-cache artefacts it loaded or
+built. The Scoreboard page shows it; a failed or timed-out build names the chapter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+JOBS = "ICLR25_JOBS"
+"""Environment variable: how many chapters run at a time (default: one per core)."""
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+"""Set in each chapter's kernel: torch's intra-op pool and the BLAS libraries read them."""
+
+
+class BuildError(RuntimeError):
+    """A chapter failed or ran out of time; the message names it."""
+
+
+@dataclass
+class Run:
+    """One chapter's execution in a build."""
+
+    slug: str
+    timeout_s: int
+    state: str = "waiting"  # waiting, running, done, failed, timed out
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    cache: dict[str, int] = field(default_factory=dict)  # {"hit": n, "built": m}
+    error: str | None = None
+
+    def summary(self) -> str:
+        if self.state == "done":
+            return f"{self.slug} {self.wall_s:.0f} s"
+        return f"{self.slug} {self.state}"
+
+
+def jobs_and_threads(cores: int | None = None) -> tuple[int, int]:
+    """Chapters at a time (``$ICLR25_JOBS``, else one per core) and threads each."""
+    cores = cores or len(os.sched_getaffinity(0))
+    text = os.environ.get(JOBS, str(cores))
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{JOBS}={text!r} is not a whole number >= 1 (chapters at a time)")
+    jobs = int(text)
+    return jobs, max(1, cores // jobs)
+
+
+def _environment(threads: int, cache_log: Path) -> dict[str, str]:
+    from iclr25.core import CACHE_LOG
+
+    env = dict(os.environ)
+    env.update({name: str(threads) for name in THREAD_VARIABLES})
+    env[CACHE_LOG] = str(cache_log)
+    return env
+
+
+def execute_chapters(
+    chapters: Sequence[tuple[str, Path, int]],
+    *,
+    cache_path: Path,
+    record_path: Path,
+    jobs: int,
+    threads: int,
+    cell_timeout: int,
+    log: Callable[[str], None] = print,
+) -> list[Run]:
+    """Execute ``(slug, notebook, timeout_s)`` chapters into the jupyter-cache at
+    ``cache_path``, ``jobs`` at a time; raise :class:`BuildError` naming any that
+    failed or ran past its ``timeout_s``, with the times of those that finished."""
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(cache_path))
+    cache.clear_cache()
+    cache = get_cache(str(cache_path))
+    runs = {slug: Run(slug, timeout) for slug, _, timeout in chapters}
+    sources = {slug: source for slug, source, _ in chapters}
+    waiting = sorted(runs, key=lambda s: -runs[s].timeout_s)  # longest first
+    running: dict[str, tuple[subprocess.Popen, float, Path]] = {}
+    work = Path(tempfile.mkdtemp(prefix="iclr25-build-"))
+    start = time.monotonic()
+
+    def save() -> None:
+        record = {
+            "jobs": jobs,
+            "threads": threads,
+            "wall_s": round(time.monotonic() - start, 1),
+            "chapters": [asdict(r) for r in runs.values()],
+        }
+        tmp = record_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1))
+        os.replace(tmp, record_path)
+
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                slug = waiting.pop(0)
+                folder = work / slug
+                folder.mkdir()
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "iclr25.build", str(sources[slug]), str(folder)]
+                    + [str(cell_timeout)],
+                    env=_environment(threads, folder / "cache.log"),
+                    stdout=subprocess.DEVNULL,
+                    stderr=(folder / "stderr").open("w"),
+                )
+                running[slug] = (process, time.monotonic(), folder)
+                runs[slug].state = "running"
+                save()
+            time.sleep(0.2)
+            for slug, (process, began, folder) in list(running.items()):
+                run = runs[slug]
+                if process.poll() is None:
+                    if time.monotonic() - began > run.timeout_s:
+                        _stop(process)
+                        run.state, run.wall_s = "timed out", time.monotonic() - began
+                        run.error = f"stopped after its limit of {run.timeout_s} s"
+                    else:
+                        continue
+                else:
+                    _finish(run, folder, process.returncode, sources[slug], cache)
+                del running[slug]
+                log(f"iclr25: {slug} {run.state} in {run.wall_s:.0f} s ({len(running)} running)")
+                save()
+    finally:
+        for process, _, _ in running.values():
+            _stop(process)
+        save()
+    failed = [r for r in runs.values() if r.state != "done"]
+    if failed:
+        done = ", ".join(r.summary() for r in runs.values() if r.state == "done") or "none"
+        raise BuildError(
+            "; ".join(f"chapter {r.slug} {r.state}: {r.error}" for r in failed)
+            + f" (finished: {done})"
+        )
+    return list(runs.values())
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM: the chapter's process kills its kernel and exits; SIGKILL if it lingers."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _finish(run: Run, folder: Path, returncode: int, source: Path, cache) -> None:
+    """Read a chapter process's result; put its executed notebook into the cache."""
+    import jupytext
+    import nbformat
+    from jupyter_cache.base import CacheBundleIn
+
+    result = {}
+    if (folder / "result.json").is_file():
+        result = json.loads((folder / "result.json").read_text())
+    run.wall_s, run.cpu_s = result.get("wall_s"), result.get("cpu_s")
+    if (folder / "cache.log").is_file():
+        events = [line.split()[0] for line in (folder / "cache.log").read_text().splitlines()]
+        run.cache = {event: events.count(event) for event in ("hit", "built")}
+    if returncode != 0 or result.get("error"):
+        stderr = (folder / "stderr").read_text().strip().splitlines()
+        run.state = "failed"
+        run.error = result.get("error") or (stderr[-1] if stderr else f"exit {returncode}")
+        return
+    nb = nbformat.read(folder / "executed.ipynb", as_version=4)
+    cache.cache_notebook_bundle(
+        CacheBundleIn(nb, str(source), data={"execution_seconds": run.wall_s}),
+        check_validity=False,
+        overwrite=True,
+    )
+    try:  # myst-nb will look the notebook up by the hash of its source: check it finds it
+        cache.match_cache_notebook(jupytext.reads(source.read_text(), fmt="py:percent"))
+    except KeyError:
+        run.state, run.error = "failed", "its executed notebook does not match its source"
+        return
+    run.state = "done"
+
+
+def execute_one(source: Path, folder: Path, cell_timeout: int) -> None:
+    """In a chapter's own process: execute ``source`` as myst-nb would (nbclient, the
+    notebook's folder as working directory) into ``folder/executed.ipynb``, and write
+    ``folder/result.json`` (wall and CPU seconds, kernel included; the error, if any)."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = jupytext.reads(source.read_text(), fmt="py:percent")
+    client = NotebookClient(
+        nb,
+        timeout=cell_timeout,
+        allow_errors=False,
+        record_timing=False,  # timings in cell metadata would change the notebook's hash
+        resources={"metadata": {"path": str(source.parent)}},
+    )
+
+    def stop(signum: int, frame: object) -> None:  # the build's time limit: kill the kernel too
+        pgid = getattr(getattr(client.km, "provisioner", None), "pgid", None)
+        if pgid:
+            os.killpg(pgid, signal.SIGKILL)
+        os._exit(124)
+
+    signal.signal(signal.SIGTERM, stop)
+    began, error = time.monotonic(), None
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        error = f"{err.ename}: {err.evalue}"
+    except Exception as err:  # a kernel that died, a cell past its timeout
+        error = " ".join(f"{type(err).__name__}: {err}".split())[:300]
+    wall = time.monotonic() - began
+    if error is None:
+        nbformat.write(nb, folder / "executed.ipynb")
+    used = os.times()  # the kernel, shut down and reaped by now, counts as a child
+    cpu = used.user + used.system + used.children_user + used.children_system
+    (folder / "result.json").write_text(
+        json.dumps({"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "error": error})
+    )
+
+
+if __name__ == "__main__":
+    execute_one(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))

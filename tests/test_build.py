@@ -1,0 +1,89 @@
+"""The book's parallel execution step (iclr25.build) and the time budgets behind it."""
+
+import json
+import time
+
+import jupytext
+import pytest
+from jupyter_cache import get_cache
+
+from iclr25 import build, toc
+
+
+def _notebook(tmp_path, name, *cells):
+    text = "\n\n".join(f"# %%\n{cell}" for cell in cells)
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"# %% [markdown]\n# # {name}\n\n{text}\n")
+    return path
+
+
+def _execute(tmp_path, chapters, jobs=2):
+    return build.execute_chapters(
+        chapters,
+        cache_path=tmp_path / "cache",
+        record_path=tmp_path / "record.json",
+        jobs=jobs,
+        threads=1,
+        cell_timeout=60,
+        log=lambda line: None,
+    )
+
+
+def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / "models"))
+    threads = "import os, torch\nprint(os.environ['OMP_NUM_THREADS'], torch.get_num_threads())"
+    cached = "from iclr25 import core\ncore.cached('toy', {'n': 1}, lambda: {'x': 1})"
+    one = _notebook(tmp_path, "one", threads, cached)
+    two = _notebook(tmp_path, "two", "x = 1 + 1")
+    runs = _execute(tmp_path, [("one", one, 60), ("two", two, 60)])
+    assert [r.state for r in runs] == ["done", "done"]
+    cache = get_cache(str(tmp_path / "cache"))
+    for source in (one, two):  # found by the hash of the source, as myst-nb looks
+        record = cache.match_cache_notebook(jupytext.read(source, fmt="py:percent"))
+        assert record.data["execution_seconds"] > 0
+    nb = cache.get_cache_bundle(
+        cache.match_cache_notebook(jupytext.read(one, fmt="py:percent")).pk
+    ).nb
+    printed = [o["text"] for c in nb.cells for o in c.get("outputs", []) if "text" in o]
+    assert printed[0].split() == ["1", "1"]  # one thread in the kernel
+    record = json.loads((tmp_path / "record.json").read_text())
+    assert {c["slug"]: c["state"] for c in record["chapters"]} == {"one": "done", "two": "done"}
+    assert runs[0].cpu_s > 0 and runs[0].cache["hit"] + runs[0].cache["built"] == 1
+
+
+def test_a_chapter_that_raises_fails_the_build_with_its_name(tmp_path):
+    good = _notebook(tmp_path, "good", "x = 1")
+    bad = _notebook(tmp_path, "bad", "raise ValueError('no such thing')")
+    with pytest.raises(build.BuildError) as err:
+        _execute(tmp_path, [("good", good, 60), ("bad", bad, 60)])
+    message = str(err.value)
+    assert "chapter bad failed: ValueError: no such thing" in message
+    assert "finished: good" in message
+
+
+def test_a_chapter_past_its_limit_is_stopped_and_named(tmp_path):
+    slow = _notebook(tmp_path, "slow", "import time\ntime.sleep(120)")
+    began = time.monotonic()
+    with pytest.raises(build.BuildError, match="chapter slow timed out: stopped after its limit"):
+        _execute(tmp_path, [("slow", slow, 3)], jobs=1)
+    assert time.monotonic() - began < 30
+
+
+def test_jobs_and_threads_share_the_cores(monkeypatch):
+    monkeypatch.delenv(build.JOBS, raising=False)
+    assert build.jobs_and_threads(2) == (2, 1)
+    monkeypatch.setenv(build.JOBS, "1")
+    assert build.jobs_and_threads(2) == (1, 2)
+    monkeypatch.setenv(build.JOBS, "zero")
+    with pytest.raises(ValueError, match="ICLR25_JOBS='zero' is not a whole number >= 1"):
+        build.jobs_and_threads(2)
+
+
+def test_timeouts_come_from_the_budgets():
+    chapters = toc.built()
+    budgets = [c.budget_s for c in chapters]
+    for jobs in (1, 2, 4):
+        bound = sum(budgets) / jobs + max(budgets)  # list scheduling finishes within it
+        assert toc.book_timeout(jobs) == round(1.5 * (bound + toc.RENDER_S))
+    assert all(toc.chapter_timeout(c) >= 1.5 * c.budget_s for c in chapters)
+    assert toc.get("mcqa").budget_s == toc.LM_BUDGET_S and toc.get("sro").budget_s == toc.BUDGET_S
