@@ -604,13 +604,13 @@ def train_tiny(
     batch_size: int,
     lr: float,
     seed: int,
-    threads: int = 2,
+    threads: int = 1,
     device: str | torch.device = "cpu",
     progress: bool = True,
 ) -> llm.TinyRun:
     """Train the chapter's tiny transformer on :func:`tiny_corpus` (cached, see
     :func:`iclr25.llm.train_tiny`); the loss is on the symbol after each ``Answer:``.
-    Two CPU threads, the book's budget: a step takes about 60 ms on two, 95 ms on one."""
+    One CPU thread, as the book runs two chapters at a time on two cores."""
     corpus = {
         "generator": "mcqa.tiny_corpus",
         "objects": len(OBJECTS),
