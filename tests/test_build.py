@@ -29,6 +29,11 @@ def _execute(tmp_path, chapters, jobs=2):
     )
 
 
+def _wall(tmp_path, slug):
+    record = json.loads((tmp_path / "record.json").read_text())
+    return next(c["wall_s"] for c in record["chapters"] if c["slug"] == slug)
+
+
 def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / "models"))
     threads = "import os, torch\nprint(os.environ['OMP_NUM_THREADS'], torch.get_num_threads())"
@@ -53,18 +58,26 @@ def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeyp
 
 def test_a_chapter_that_raises_fails_the_build_with_its_name(tmp_path):
     good = _notebook(tmp_path, "good", "x = 1")
-    bad = _notebook(tmp_path, "bad", "raise ValueError('no such thing')")
-    with pytest.raises(build.BuildError) as err:
-        _execute(tmp_path, [("good", good, 60), ("bad", bad, 60)])
-    message = str(err.value)
-    assert "chapter bad failed: ValueError: no such thing" in message
-    assert "finished: good" in message
+    bad = _notebook(tmp_path, "bad", "import time\ntime.sleep(2)\nraise ValueError('no such')")
+    slow = _notebook(tmp_path, "slow", "import time\ntime.sleep(120)")
+    later = _notebook(tmp_path, "later", "x = 1")
+    chapters = [("good", good, 60), ("bad", bad, 59), ("slow", slow, 58), ("later", later, 57)]
+    began = time.monotonic()
+    with pytest.raises(build.BuildError) as err:  # longest limit first: good and bad start
+        _execute(tmp_path, chapters)
+    assert str(err.value) == (
+        "chapter bad failed: ValueError: no such "
+        "(finished: good 0 s; stopped: slow; not run: later)"
+    ).replace("good 0 s", f"good {_wall(tmp_path, 'good'):.0f} s")
+    assert time.monotonic() - began < 40  # slow was stopped, not waited for
 
 
 def test_a_chapter_past_its_limit_is_stopped_and_named(tmp_path):
     slow = _notebook(tmp_path, "slow", "import time\ntime.sleep(120)")
     began = time.monotonic()
-    with pytest.raises(build.BuildError, match="chapter slow timed out: stopped after its limit"):
+    with pytest.raises(
+        build.BuildError, match="chapter slow timed out: stopped after its limit of 3 s"
+    ):
         _execute(tmp_path, [("slow", slow, 3)], jobs=1)
     assert time.monotonic() - began < 30
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,16 +50,14 @@ class Run:
 
     slug: str
     timeout_s: int
-    state: str = "waiting"  # waiting, running, done, failed, timed out
+    state: str = "waiting"  # waiting, running, done, failed, timed out, stopped
     wall_s: float | None = None
     cpu_s: float | None = None
     cache: dict[str, int] = field(default_factory=dict)  # {"hit": n, "built": m}
     error: str | None = None
 
     def summary(self) -> str:
-        if self.state == "done":
-            return f"{self.slug} {self.wall_s:.0f} s"
-        return f"{self.slug} {self.state}"
+        return f"{self.slug} {self.wall_s:.0f} s" if self.state == "done" else self.slug
 
 
 def jobs_and_threads(cores: int | None = None) -> tuple[int, int]:
@@ -91,8 +90,9 @@ def execute_chapters(
     log: Callable[[str], None] = print,
 ) -> list[Run]:
     """Execute ``(slug, notebook, timeout_s)`` chapters into the jupyter-cache at
-    ``cache_path``, ``jobs`` at a time; raise :class:`BuildError` naming any that
-    failed or ran past its ``timeout_s``, with the times of those that finished."""
+    ``cache_path``, ``jobs`` at a time. The first that fails or runs past its
+    ``timeout_s`` stops the build: :class:`BuildError` names it, with the times of the
+    chapters that finished, and those stopped or not yet run."""
     from jupyter_cache import get_cache
 
     cache = get_cache(str(cache_path))
@@ -123,13 +123,14 @@ def execute_chapters(
                 slug = waiting.pop(0)
                 folder = work / slug
                 folder.mkdir()
-                process = subprocess.Popen(
-                    [sys.executable, "-m", "iclr25.build", str(sources[slug]), str(folder)]
-                    + [str(cell_timeout)],
-                    env=_environment(threads, folder / "cache.log"),
-                    stdout=subprocess.DEVNULL,
-                    stderr=(folder / "stderr").open("w"),
-                )
+                with (folder / "stderr").open("w") as stderr:
+                    process = subprocess.Popen(
+                        [sys.executable, "-m", "iclr25.build", str(sources[slug]), str(folder)]
+                        + [str(cell_timeout)],
+                        env=_environment(threads, folder / "cache.log"),
+                        stdout=subprocess.DEVNULL,
+                        stderr=stderr,
+                    )
                 running[slug] = (process, time.monotonic(), folder)
                 runs[slug].state = "running"
                 save()
@@ -147,17 +148,29 @@ def execute_chapters(
                     _finish(run, folder, process.returncode, sources[slug], cache)
                 del running[slug]
                 log(f"iclr25: {slug} {run.state} in {run.wall_s:.0f} s ({len(running)} running)")
+                if run.state != "done":  # the build has failed: stop, rather than wait
+                    waiting.clear()
+                    for other, (rest, _, _) in running.items():
+                        _stop(rest)
+                        runs[other].state = "stopped"
+                    running.clear()
+                    break
                 save()
     finally:
         for process, _, _ in running.values():
             _stop(process)
         save()
-    failed = [r for r in runs.values() if r.state != "done"]
+        shutil.rmtree(work, ignore_errors=True)
+    failed = [r for r in runs.values() if r.state in ("failed", "timed out")]
     if failed:
-        done = ", ".join(r.summary() for r in runs.values() if r.state == "done") or "none"
+        others = [
+            f"{state}: "
+            + (", ".join(r.summary() for r in runs.values() if r.state == key) or "none")
+            for key, state in (("done", "finished"), ("stopped", "stopped"), ("waiting", "not run"))
+        ]
         raise BuildError(
             "; ".join(f"chapter {r.slug} {r.state}: {r.error}" for r in failed)
-            + f" (finished: {done})"
+            + f" ({'; '.join(others)})"
         )
     return list(runs.values())
 
