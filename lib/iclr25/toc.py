@@ -25,8 +25,9 @@ NOTEBOOKS = ROOT / "notebooks"
 
 
 BUDGET_S = 120
-"""Seconds a chapter may take with its book defaults and a cold cache, on the one core
-it gets when the book runs two chapters at a time on two cores."""
+"""Seconds a chapter may take with its book defaults once its trained models are in
+the cache, on the one core it gets when the book runs two chapters at a time on two
+cores. With a cold cache it also trains them, within :func:`chapter_timeout`."""
 LM_BUDGET_S = 300
 """The budget of a chapter that runs the real language model."""
 
@@ -88,9 +89,9 @@ a chapter. Runnable through :func:`get`, listed nowhere."""
 
 
 def chapter_timeout(chapter: Chapter) -> int:
-    """Seconds before a chapter's execution is stopped: twice its budget, the margin a
-    core shared with other work needs (measured: a busy core slows a chapter 1.2-1.6x)."""
-    return 2 * chapter.budget_s
+    """Seconds before a chapter's execution is stopped: three times its budget, for the
+    training a cold cache adds and a core shared with other work."""
+    return 3 * chapter.budget_s
 
 
 RENDER_S = 120
