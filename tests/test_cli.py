@@ -69,3 +69,15 @@ def test_claims_of_a_folder_without_runs_says_so_in_one_line(tmp_path):
     assert result.stdout.strip().splitlines() == [
         "no claims: the folder holds no executed chapter that recorded one"
     ]
+
+
+@pytest.mark.parametrize("command", [("run", "sro"), ("sweep", "sro", "-g", "seed=0,1")])
+def test_an_out_folder_that_cannot_be_created_gives_one_line(tmp_path, command):
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "runs"  # under a file: no folder can be made there
+    result = cli(*command, "--smoke", "--out", str(out))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        f"iclr25: error: --out {out}: cannot create or write this folder (Not a directory)"
+    ]

@@ -1,24 +1,32 @@
-"""``python -m iclr25``: list the chapters, or run one with parameters.
+"""``python -m iclr25``: list the chapters, run one with parameters, or sweep a grid.
 
     python -m iclr25 list
     python -m iclr25 run sro -p n=50000 -p seed=3 --out runs/sro [--smoke]
     python -m iclr25 claims runs/sro
+    python -m iclr25 sweep sro -g seed=0,1,2 -g m=400,600 [--workers 2 | --scheduler ADDRESS]
 
 Bad input (an unknown chapter or parameter, a value of the wrong type or out of
-range) exits with status 2 and one line that names the problem and what is accepted.
-A run exits 1 if a cell fails, or (except with --smoke, whose scale decides nothing)
-if a claim fails without a declared known gap. ``claims`` prints the claims that runs
-wrote to a folder, with the scoreboard's summary.
+range, in any point of a sweep's grid, or an ``--out`` folder that cannot be created or
+written) exits with status 2 and one line that names the problem and what is
+accepted, before anything runs. A run exits 1 if a cell fails, or (except with
+--smoke, whose scale decides nothing) if a claim fails without a declared known gap; a
+sweep exits 1 if any point fails, and 130 when interrupted (the same command resumes).
+``claims`` prints the claims that runs wrote to a folder, with the scoreboard's summary.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 from iclr25 import toc
 from iclr25.core import ParameterError
+
+if TYPE_CHECKING:
+    from iclr25.sweep import Point
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,12 +56,72 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--smoke", action="store_true", help="start from the chapter's smoke overrides (seconds)"
     )
+    sweep = sub.add_parser("sweep", help="run one chapter over a grid of parameters, on Dask")
+    sweep.add_argument("slug", help="the chapter, e.g. sro")
+    sweep.add_argument(
+        "-g",
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="a swept parameter and its values (repeatable: every combination runs; "
+        "';' separates values that hold commas)",
+    )
+    sweep.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="fix a parameter at every point (repeatable)",
+    )
+    sweep.add_argument(
+        "--workers",
+        type=_positive,
+        default=None,
+        help="local worker processes, one thread each (default 2); torch and BLAS "
+        "threads are the cores divided among them",
+    )
+    sweep.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) "
+        "instead of a local one",
+    )
+    sweep.add_argument(
+        "--out",
+        default=None,
+        help="folder for the points, sweep.parquet and sweep.html (default: "
+        "runs/<slug>-sweep); a sweep into it again skips the finished points",
+    )
+    sweep.add_argument(
+        "--smoke", action="store_true", help="run every point with the chapter's smoke overrides"
+    )
     claims = sub.add_parser("claims", help="print the claims recorded in a folder of runs")
     claims.add_argument(
         "folder",
         help="a folder that `run` wrote (--out), or the book's _build/jupyter_execute/notebooks",
     )
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def _out_folder(folder: str) -> Path:
+    """``folder``, created if need be; a ParameterError if it cannot be created or written."""
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as err:
+        raise ParameterError(
+            f"--out {folder}: cannot create or write this folder ({err.strerror})"
+        ) from None
+    return path
 
 
 def _list() -> None:
@@ -99,14 +167,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         toc.get(args.slug)
         overrides = _overrides(args.slug, args.param)
+        if args.command == "sweep":
+            points = _points(args, overrides)
+        out = _out_folder(args.out or f"runs/{args.slug}" + "-sweep" * (args.command == "sweep"))
     except (ValueError, ParameterError) as err:  # ParameterError is a ValueError
         print(f"iclr25: error: {err}", file=sys.stderr)
         return 2
+    if args.command == "sweep":
+        return _sweep(args, points, out)
     from papermill.exceptions import PapermillExecutionError
 
     from iclr25.run import execute
 
-    out = args.out or f"runs/{args.slug}"
     try:
         notebook, claims = execute(args.slug, out, overrides, smoke=args.smoke, progress=True)
     except PapermillExecutionError as err:
@@ -122,3 +194,46 @@ def main(argv: list[str] | None = None) -> int:
         print("smoke run: its claims are computed at a scale that decides nothing")
         return 0
     return 1 if any(c.status == "FAILED" for c in claims) else 0
+
+
+def _points(args: argparse.Namespace, fixed: dict[str, object]) -> list[Point]:
+    """The sweep's grid points, every one checked."""
+    from iclr25 import sweep
+
+    if args.scheduler and args.workers:
+        raise ParameterError(
+            "--workers starts a local cluster; with --scheduler the cluster's own workers run"
+        )
+    grid = sweep.parse_grid(args.slug, args.grid)
+    return sweep.grid_points(args.slug, grid, fixed, smoke=args.smoke)
+
+
+def _sweep(args: argparse.Namespace, points: list[Point], out: Path) -> int:
+    from iclr25 import sweep
+
+    try:
+        done = sweep.sweep(points, out, workers=args.workers or 2, scheduler=args.scheduler)
+    except ParameterError as err:  # no scheduler at --scheduler
+        print(f"iclr25: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"iclr25: interrupted; {out} keeps the points that finished, and the same "
+            "command resumes from them",
+            file=sys.stderr,
+        )
+        return 130
+    ran = sweep.counted(len(points) - done.skipped, "point")
+    print(f"{ran} ran in {done.wall_s:.0f} s; {done.skipped} had finished before")
+    print("claims: the share of points where each holds")
+    for r in sweep.holding(done.frame).itertuples():
+        print(f"  {r.claim} ({r.kind}): {r.holds} of {r.points} ({r.share:.0%}); {r.statuses}")
+    for point, error in done.failed:
+        print(
+            f"iclr25: point {point.label} failed: {error} ({out / 'points' / point.key})",
+            file=sys.stderr,
+        )
+    print(f"wrote {out / 'sweep.parquet'} and {out / 'sweep.html'}")
+    if args.smoke:
+        print("smoke sweep: its claims are computed at a scale that decides nothing")
+    return 1 if done.failed else 0
