@@ -154,3 +154,30 @@ def test_second_moment_is_the_mean_outer_product_of_keys(tiny, tmp_path, monkeyp
     keys = torch.cat([editing.keys_at(tiny, 1, [t]) for t in texts])
     assert keys.shape == (len(tiny.tokens(texts[0])) + len(tiny.tokens(texts[1])), 32)
     torch.testing.assert_close(C, keys.T @ keys / len(keys))
+
+
+def test_kept_edits_are_made_once_and_come_back_whole(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    lm = SimpleNamespace(name="toy")
+    requests = [editing.Request(f"{s} is in", s, "Rome", "Paris") for s in ("Nice", "Lyon")]
+    made = []
+
+    def editor(request):
+        made.append(request)
+        delta = torch.full((3, 2), float(len(made)))
+        info = {"neurons": [(1, len(made))], "steps": 4}
+        return editing.Edit("FiNE", request, [editing.Change(1, delta, [0, 2])], 0.5, info)
+
+    first = editing.kept_edits(lm, requests, {"FiNE": editor}, {"k": 2})
+    again = editing.kept_edits(lm, requests, {"FiNE": editor}, {"k": 2})
+    assert len(made) == 2  # the second call made nothing
+    for request, n in zip(requests, (1, 2)):
+        a, b = first["FiNE"](request), again["FiNE"](request)
+        assert a.request == b.request == request and b.method == "FiNE"
+        assert torch.equal(b.changes[0].delta, torch.full((3, 2), float(n)))
+        assert (b.changes[0].layer, b.changes[0].columns, b.seconds) == (1, [0, 2], 0.5)
+        assert [tuple(x) for x in b.info["neurons"]] == [(1, n)] and b.info["steps"] == 4
+    editing.kept_edits(lm, requests, {"FiNE": editor}, {"k": 3})  # another config: made anew
+    assert len(made) == 4

@@ -788,6 +788,53 @@ def rome(lm: llm.LM, request: Request, layer: int, C: torch.Tensor, **kwargs: An
     )
 
 
+def kept_edits(
+    lm: llm.LM,
+    requests: Sequence[Request],
+    editors: dict[str, Callable[[Request], Edit]],
+    config: dict[str, Any],
+) -> dict[str, Callable[[Request], Edit]]:
+    """Every method's edit of every request, made once and kept in the model cache
+    (:func:`iclr25.core.cached`): an edit is the result of an optimisation, like a
+    trained model. ``config`` must name everything the editors depend on besides the
+    model and the requests (their hyperparameters, the layer, the seed). Returns, per
+    method, an editor that hands back the kept edit of a request (for
+    :func:`run_cases`)."""
+
+    def build() -> dict[str, list[dict[str, Any]]]:
+        return {
+            method: [
+                {
+                    "changes": [
+                        {"layer": c.layer, "delta": c.delta, "columns": c.columns}
+                        for c in edit.changes
+                    ],
+                    "seconds": edit.seconds,
+                    "info": edit.info,
+                }
+                for edit in map(editor, requests)
+            ]
+            for method, editor in editors.items()
+        }
+
+    key = {**config, "model": lm.name, "requests": [vars(r) for r in requests]}
+    kept = core.cached("editing-edits", key, build)
+    made = {
+        method: {
+            request: Edit(
+                method,
+                request,
+                [Change(c["layer"], c["delta"], c["columns"]) for c in state["changes"]],
+                state["seconds"],
+                state["info"],
+            )
+            for request, state in zip(requests, kept[method])
+        }
+        for method in editors
+    }
+    return {method: made[method].__getitem__ for method in editors}
+
+
 def regularised(C: torch.Tensor, ridge: float = 1e-3) -> torch.Tensor:
     """``C + ridge * mean(diag C) * I``: invertible when the sample has fewer tokens than keys."""
     return C + ridge * C.diagonal().mean() * torch.eye(len(C))

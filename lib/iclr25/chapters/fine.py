@@ -154,6 +154,9 @@ PARAMETERS = {
     "frozen_last": Param(3, "FiNE: last layers never edited", low=0, high=20),
     "rome_steps": Param(20, "ROME: most optimisation steps for v*", low=1, high=200),
     "n_trace": Param(4, "facts causal tracing averages over to pick ROME's layer", low=1, high=100),
+    "n_timed": Param(
+        5, "edits per method timed afresh, in alternation (all are kept)", low=1, high=200
+    ),
     "n_sweep": Param(1, "edits the neuron-count sweep repeats", low=1, high=100),
     "k_max": Param(
         10, "largest neuron count of the sweep (1, 2, 5, 10, 20, 50, ...)", low=1, high=1000
@@ -169,6 +172,7 @@ SMOKE = {
     "epochs": 5,
     "rome_steps": 3,
     "n_trace": 1,
+    "n_timed": 1,
     "n_sweep": 1,
     "k_max": 2,
     "gen_tokens": 6,
@@ -201,25 +205,17 @@ KNOWN_GAPS: dict[str, str] = {}
 
 
 def timed_edits(
-    cases: Sequence[editing.Case], editors: dict[str, Callable[[editing.Request], editing.Edit]]
-) -> tuple[dict[str, core.Timing], dict[str, Callable[[editing.Request], editing.Edit]]]:
-    """Make every method's edit of every case, the methods in alternation (ROME edit 0,
+    requests: Sequence[editing.Request],
+    editors: dict[str, Callable[[editing.Request], editing.Edit]],
+) -> dict[str, core.Timing]:
+    """Time every method's edit of each request, the methods in alternation (ROME edit 0,
     FiNE edit 0, ROME edit 1, ...; :func:`iclr25.core.alternate`), so that a load that
-    comes and goes on the machine falls on both alike. Returns the timings (wall and CPU
-    seconds of each edit, and the edits) and, per method, an editor that hands back the
-    edit already made for a case's request (for :func:`iclr25.editing.run_cases`)."""
-    if not cases:
-        raise ValueError("timed_edits() needs at least one case")
-    requests = [c.request for c in cases]
-    timing = core.alternate(
+    comes and goes on the machine falls on both alike: wall and CPU seconds per edit."""
+    if not requests:
+        raise ValueError("timed_edits() needs at least one request")
+    return core.alternate(
         {m: (lambda i, e=e: e(requests[i])) for m, e in editors.items()}, len(requests)
     )
-    made = {m: dict(zip(requests, t.results)) for m, t in timing.items()}
-
-    def replay(method: str) -> Callable[[editing.Request], editing.Edit]:
-        return lambda request: made[method][request]
-
-    return timing, {m: replay(m) for m in editors}
 
 
 def sweep_ks(k_max: int) -> list[int]:
