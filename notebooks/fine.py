@@ -195,9 +195,10 @@ editors = {
                     frozen_last=p.frozen_last),
 }
 requests = [c.request for c in cases]
-timing = fine.timed_edits(requests[: p.n_timed], editors)  # ROME 0, FiNE 0, ...
-config = {"seed": p.seed, "layer": layer, "rome_steps": p.rome_steps, "k": p.k,
-          "epochs": p.epochs, "lr": p.lr, "frozen_last": p.frozen_last}
+timing = fine.timed_edits(requests[: p.n_timed], editors)  # ROME 0, FiNE 0
+config = {"seed": p.seed, "layer": layer, "rome_steps": p.rome_steps,
+          "k": p.k, "epochs": p.epochs, "lr": p.lr,
+          "frozen_last": p.frozen_last}
 made = editing.kept_edits(lm, requests, editors, config)
 records, edits = editing.run_cases(lm, cases, made, n_tokens=p.gen_tokens)
 results = editing.summary(records)
