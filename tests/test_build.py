@@ -4,6 +4,7 @@ import json
 import time
 
 import jupytext
+import nbformat
 import pytest
 from jupyter_cache import get_cache
 
@@ -22,6 +23,7 @@ def _execute(tmp_path, chapters, jobs=2):
         chapters,
         cache_path=tmp_path / "cache",
         record_path=tmp_path / "record.json",
+        executed_dir=tmp_path / "executed",
         jobs=jobs,
         threads=1,
         cell_timeout=60,
@@ -51,6 +53,9 @@ def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeyp
     ).nb
     printed = [o["text"] for c in nb.cells for o in c.get("outputs", []) if "text" in o]
     assert printed[0].split() == ["1", "1"]  # one thread in the kernel
+    kept = nbformat.read(tmp_path / "executed" / "one.ipynb", as_version=4)
+    assert [c.cell_type for c in kept.cells] == ["markdown", "code", "code"]
+    assert kept.cells[1].outputs[0]["text"] == printed[0]
     record = json.loads((tmp_path / "record.json").read_text())
     assert {c["slug"]: c["state"] for c in record["chapters"]} == {"one": "done", "two": "done"}
     assert runs[0].cpu_s > 0 and runs[0].cache["hit"] + runs[0].cache["built"] == 1

@@ -70,6 +70,10 @@ def _record(app: Sphinx) -> Path:
     return Path(app.outdir).parent / "iclr25-build.json"
 
 
+def _executed(app: Sphinx) -> Path:
+    return Path(app.outdir).parent / "iclr25-executed"
+
+
 def _execute(app: Sphinx) -> None:
     config = app.env.mystnb_config
     if config.execution_mode != "cache":
@@ -85,6 +89,7 @@ def _execute(app: Sphinx) -> None:
             chapters,
             cache_path=Path(config.execution_cache_path),
             record_path=_record(app),
+            executed_dir=_executed(app),
             jobs=jobs,
             threads=threads,
             cell_timeout=config.execution_timeout,
@@ -92,6 +97,16 @@ def _execute(app: Sphinx) -> None:
         )
     except build.BuildError as err:
         raise ExtensionError(f"iclr25: {err}") from None
+
+
+def _put_back_outputs(app: Sphinx, env) -> None:
+    """myst-nb in ``cache`` mode renders the cached outputs but writes the notebook it
+    read, without them, to ``_build/jupyter_execute``: put the executed one there."""
+    if env.mystnb_config.execution_mode != "cache":
+        return
+    target = Path(app.outdir).parent / "jupyter_execute" / "notebooks"
+    for executed in _executed(app).glob("*.ipynb"):
+        shutil.copyfile(executed, target / executed.name)
 
 
 def _build_times(app: Sphinx) -> str:
@@ -117,6 +132,7 @@ def setup(app: Sphinx) -> dict:
     app.add_directive("iclr25-scoreboard", ScoreboardDirective)
     app.add_node(scoreboard_placeholder)
     app.connect("builder-inited", _execute, priority=900)  # after myst-nb sets its config
+    app.connect("env-updated", _put_back_outputs)
     app.connect("doctree-resolved", _fill_scoreboard)
     app.connect("build-finished", _copy_plotly)
     app.connect("html-page-context", _drop_thebe, priority=900)

@@ -84,15 +84,16 @@ def execute_chapters(
     *,
     cache_path: Path,
     record_path: Path,
+    executed_dir: Path,
     jobs: int,
     threads: int,
     cell_timeout: int,
     log: Callable[[str], None] = print,
 ) -> list[Run]:
-    """Execute ``(slug, notebook, timeout_s)`` chapters into the jupyter-cache at
-    ``cache_path``, ``jobs`` at a time. The first that fails or runs past its
-    ``timeout_s`` stops the build: :class:`BuildError` names it, with the times of the
-    chapters that finished, and those stopped or not yet run."""
+    """Execute ``(slug, notebook, timeout_s)`` chapters, ``jobs`` at a time, into the
+    jupyter-cache at ``cache_path`` and ``executed_dir/<slug>.ipynb``. The first that
+    fails or runs past its ``timeout_s`` stops the build: :class:`BuildError` names it,
+    with the times of the chapters that finished, and those stopped or not yet run."""
     from jupyter_cache import get_cache
 
     cache = get_cache(str(cache_path))
@@ -117,6 +118,8 @@ def execute_chapters(
         os.replace(tmp, record_path)
 
     record_path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(executed_dir, ignore_errors=True)
+    executed_dir.mkdir(parents=True)
     try:
         while waiting or running:
             while waiting and len(running) < jobs:
@@ -146,6 +149,8 @@ def execute_chapters(
                         continue
                 else:
                     _finish(run, folder, process.returncode, sources[slug], cache)
+                    if run.state == "done":
+                        shutil.copyfile(folder / "executed.ipynb", executed_dir / f"{slug}.ipynb")
                 del running[slug]
                 log(f"iclr25: {slug} {run.state} in {run.wall_s:.0f} s ({len(running)} running)")
                 if run.state != "done":  # the build has failed: stop, rather than wait
