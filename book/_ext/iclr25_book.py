@@ -78,7 +78,10 @@ def _execute(app: Sphinx) -> None:
     config = app.env.mystnb_config
     if config.execution_mode != "cache":
         return
-    jobs, threads = build.jobs_and_threads()
+    try:
+        jobs, threads = build.jobs_and_threads()
+    except ValueError as err:
+        raise ExtensionError(f"iclr25: {err}") from None
     chapters = [(c.slug, c.notebook, toc.chapter_timeout(c)) for c in toc.built()]
     logger.info(
         f"iclr25: executing {len(chapters)} chapters, {jobs} at a time, "
