@@ -59,6 +59,13 @@ def changed() -> Callable[[llm.LM, dict[str, torch.Tensor]], list[str]]:
     return diff
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests run torch on one thread, as the book's chapters do: two threads beside a
+    busy core wait on each other, and a loaded machine must not slow the suite down
+    severalfold (chapters run by the tests get one thread from ``iclr25.run``)."""
+    torch.set_num_threads(1)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that needs the built book may wait for the whole build: its time limit
     is the book's (from the chapters' budgets), plus a minute; others keep pytest.ini's."""

@@ -81,3 +81,17 @@ def test_an_out_folder_that_cannot_be_created_gives_one_line(tmp_path, command):
     assert result.stderr.strip().splitlines() == [
         f"iclr25: error: --out {out}: cannot create or write this folder (Not a directory)"
     ]
+
+
+def test_chapter_kernels_get_one_thread_unless_told(monkeypatch):
+    import os
+
+    from iclr25.build import THREAD_VARIABLES
+    from iclr25.run import kernel_threads
+
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    with kernel_threads():
+        assert [os.environ[n] for n in THREAD_VARIABLES] == ["1", "3", "1"]
+    assert "OMP_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"

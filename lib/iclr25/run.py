@@ -7,6 +7,9 @@ runs the same way from a terminal, in CI and in the book.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ import nbformat
 import papermill
 
 from iclr25 import toc
+from iclr25.build import THREAD_VARIABLES
 from iclr25.core import Claim, read_claims, validate
 
 
@@ -29,6 +33,22 @@ def to_notebook(chapter: toc.Chapter) -> nbformat.NotebookNode:
     }
     nb.metadata["language_info"] = {"name": "python"}
     return nb
+
+
+@contextmanager
+def kernel_threads() -> Iterator[None]:
+    """Start kernels inside the block on one torch/BLAS thread, unless the environment
+    already says how many (``OMP_NUM_THREADS`` and the like). Two threads are 1.2 times
+    faster on an idle machine, but beside a busy core they wait on each other: 2.5 times
+    slower than one thread when training, and far worse on the small tensors of a smoke
+    run. The book's build sets them the same way (:mod:`iclr25.build`)."""
+    unset = [name for name in THREAD_VARIABLES if name not in os.environ]
+    os.environ.update({name: "1" for name in unset})
+    try:
+        yield
+    finally:
+        for name in unset:
+            del os.environ[name]
 
 
 def parameters(
@@ -58,15 +78,16 @@ def execute(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / f"{slug}.ipynb"
-    papermill.execute_notebook(
-        to_notebook(chapter),
-        str(executed),
-        parameters=params,
-        kernel_name="python3",
-        cwd=str(chapter.notebook.parent),
-        progress_bar=progress,
-        log_output=False,
-    )
+    with kernel_threads():
+        papermill.execute_notebook(
+            to_notebook(chapter),
+            str(executed),
+            parameters=params,
+            kernel_name="python3",
+            cwd=str(chapter.notebook.parent),
+            progress_bar=progress,
+            log_output=False,
+        )
     claims = read_claims(executed)
     (out_dir / f"{slug}.claims.json").write_text(
         json.dumps(
