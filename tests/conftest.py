@@ -1,5 +1,7 @@
 """Fixtures shared by the test modules (no test module imports another)."""
 
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -57,6 +59,24 @@ def changed() -> Callable[[llm.LM, dict[str, torch.Tensor]], list[str]]:
         return [k for k, v in lm.model.state_dict().items() if not torch.equal(v, before[k])]
 
     return diff
+
+
+@pytest.fixture(scope="session")
+def cli() -> Callable[..., subprocess.CompletedProcess]:
+    """``cli(*args, env=None)``: run ``python -m iclr25 *args`` from the repository root."""
+    from iclr25 import toc
+
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "iclr25", *args],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=toc.ROOT,
+            env=env,
+        )
+
+    return run
 
 
 def pytest_configure(config: pytest.Config) -> None:

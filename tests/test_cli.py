@@ -1,25 +1,13 @@
 """`python -m iclr25`: listing, running, and one clear line for bad input."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from iclr25 import toc
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "iclr25", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=toc.ROOT,
-    )
-
-
-def test_list_shows_chapters_and_parameters():
+def test_list_shows_chapters_and_parameters(cli):
     result = cli("list")
     assert result.returncode == 0
     for chapter in toc.built():
@@ -40,7 +28,7 @@ def test_list_shows_chapters_and_parameters():
         (("claims", "no/such/folder"), "no folder no/such/folder: give the folder that"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(args, words):
+def test_bad_input_exits_2_with_one_line(cli, args, words):
     result = cli(*args)
     assert result.returncode == 2
     assert result.stdout == ""
@@ -48,7 +36,7 @@ def test_bad_input_exits_2_with_one_line(args, words):
     assert len(lines) == 1 and words in lines[0], result.stderr
 
 
-def test_run_writes_notebook_and_claims(tmp_path):
+def test_run_writes_notebook_and_claims(cli, tmp_path):
     result = cli("run", "sro", "--smoke", "-p", "seed=3", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr  # a smoke run's claims decide nothing
     record = json.loads((tmp_path / "sro.claims.json").read_text())
@@ -63,7 +51,7 @@ def test_run_writes_notebook_and_claims(tmp_path):
     assert shown.stdout.strip().splitlines()[-1].startswith("fidelity: ")
 
 
-def test_claims_of_a_folder_without_runs_says_so_in_one_line(tmp_path):
+def test_claims_of_a_folder_without_runs_says_so_in_one_line(cli, tmp_path):
     result = cli("claims", str(tmp_path))
     assert result.returncode == 0
     assert result.stdout.strip().splitlines() == [
@@ -72,7 +60,7 @@ def test_claims_of_a_folder_without_runs_says_so_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("command", [("run", "sro"), ("sweep", "sro", "-g", "seed=0,1")])
-def test_an_out_folder_that_cannot_be_created_gives_one_line(tmp_path, command):
+def test_an_out_folder_that_cannot_be_created_gives_one_line(cli, tmp_path, command):
     (tmp_path / "file").write_text("")
     out = tmp_path / "file" / "runs"  # under a file: no folder can be made there
     result = cli(*command, "--smoke", "--out", str(out))

@@ -3,8 +3,6 @@
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -15,23 +13,12 @@ from iclr25.core import ParameterError
 GRID = ("-g", "seed=0,1", "-g", "m=400,500")
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "iclr25", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=toc.ROOT,
-        env=env,
-    )
-
-
 def cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory):
+def swept(cli, tmp_path_factory):
     """A 2 x 2 smoke sweep of sro on a LocalCluster of 2 workers: (result, folder)."""
     out = tmp_path_factory.mktemp("sweep")
     result = cli("sweep", "sro", *GRID, "--smoke", "--workers", "2", "--out", str(out))
@@ -70,7 +57,7 @@ def test_local_cluster_runs_a_2x2_smoke_sweep(swept):
         assert {f.name for f in point.iterdir()} == {"sro.ipynb", "sro.claims.json", "point.json"}
 
 
-def test_resume_skips_finished_points_and_redoes_a_truncated_one(swept, tmp_path):
+def test_resume_skips_finished_points_and_redoes_a_truncated_one(cli, swept, tmp_path):
     out = tmp_path / "sweep"
     shutil.copytree(swept[1], out)
     before = {p.name: (p / "point.json").read_text() for p in (out / "points").iterdir()}
@@ -92,7 +79,7 @@ def test_resume_skips_finished_points_and_redoes_a_truncated_one(swept, tmp_path
     assert len(pd.read_parquet(out / "sweep.parquet")) == 4 * len(toc.get("sro").module().BOUNDS)
 
 
-def test_a_failing_point_is_recorded_on_a_cluster_given_by_its_address(tmp_path):
+def test_a_failing_point_is_recorded_on_a_cluster_given_by_its_address(cli, tmp_path):
     from distributed import LocalCluster
 
     # s=200 is a valid parameter, but the smoke problem has only d=100 features
@@ -130,7 +117,7 @@ def test_a_failing_point_is_recorded_on_a_cluster_given_by_its_address(tmp_path)
         (("-g", "seed=0", "--workers", "2", "--scheduler", "tcp://h:1"), "--workers starts a"),
     ],
 )
-def test_bad_grid_gives_one_line_and_runs_nothing(tmp_path, args, words):
+def test_bad_grid_gives_one_line_and_runs_nothing(cli, tmp_path, args, words):
     out = tmp_path / "sweep"
     result = cli("sweep", "sro", *args, "--out", str(out))
     assert result.returncode == 2
@@ -140,7 +127,7 @@ def test_bad_grid_gives_one_line_and_runs_nothing(tmp_path, args, words):
     assert not out.exists()
 
 
-def test_a_sweep_point_has_the_claims_of_run_with_its_seed(swept, tmp_path):
+def test_a_sweep_point_has_the_claims_of_run_with_its_seed(cli, swept, tmp_path):
     table = pd.read_parquet(swept[1] / "sweep.parquet")
     point = table[(table["seed"] == 1) & (table["m"] == 500)].iloc[0]  # m=500: smoke's own
     env = {**os.environ, **{v: str(point["threads"]) for v in build.THREAD_VARIABLES}}
