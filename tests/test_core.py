@@ -254,6 +254,7 @@ def test_claim_status_is_computed_from_bounds_and_declared_gaps(demo_chapter):
     assert a.measured == "2.5" and a.holds is True and a.bound == "≥ 2"
     assert c.measured == "[11, 9]" and b.diagnosis == "our data are larger"
     assert d.bound == "a > 0; b < 0"
+    assert (a.value, c.value, d.value) == (2.5, [11.0, 9.0], {"a": 1.0, "b": -1.0})
     notebook = {"cells": [{"outputs": [{"data": bundle}]} for bundle in demo_chapter]}
     assert core.read_claims(json.loads(json.dumps(notebook))) == [a, b, c, d]
     assert core.claims_table() == [a, b, c, d]

@@ -223,6 +223,13 @@ def test_table_has_a_row_per_point_and_claim_and_holding_counts_them():
     assert held["points"].tolist() == [2, 2]  # the failed point measured nothing
 
 
+def test_table_takes_a_claims_numeric_value_where_its_measured_text_is_words():
+    record = _record("a", 0, [True, True])
+    record["claims"][1]["value"] = 0.25
+    record["claims"][0]["value"] = {"slope": -0.5, "r2": 0.9}  # not one number: the text
+    assert sweep.table([record])["value"].tolist() == [0.5, 0.25]
+
+
 def test_figures_are_a_line_over_one_parameter_and_a_heatmap_over_two():
     records = [_record(f"p{s}", s, [s % 2 == 0, True]) for s in range(3)]
     table = sweep.table(records)

@@ -633,7 +633,8 @@ class Claim:
     ``kind`` is ``"paper"`` (the paper claims it; ``paper`` gives its figure) or
     ``"setup"`` (our experiment can test the paper at all). ``holds`` is decided by the
     module's ``BOUNDS[id]``, shown as ``bound``; ``diagnosis`` is the module's
-    ``KNOWN_GAPS[id]``, written before the run. ``status`` follows from the two:
+    ``KNOWN_GAPS[id]``, written before the run; ``value`` is the measurement the bound
+    judged, as JSON (:func:`json_value`). ``status`` follows from the two:
 
     ============  ====================  ===========================
     holds         declared gap          status
@@ -654,6 +655,7 @@ class Claim:
     bound: str
     holds: bool
     diagnosis: str | None = None
+    value: Any = None
     status: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -720,6 +722,15 @@ def format_value(value: Any) -> str:
     return f"{float(value):.4g}"
 
 
+def json_value(value: Any) -> Any:
+    """A claim's value as JSON: a number, a list of numbers, or a mapping of those."""
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if np.ndim(value):
+        return [float(v) for v in np.ravel(value)]
+    return float(value)
+
+
 def claim(
     id: str,
     statement: str,
@@ -764,6 +775,7 @@ def claim(
         describe_bound(bounds[id]),
         bool(check_bound(bounds[id], value)),
         gaps.get(id),
+        json_value(value),
     )
     _CURRENT["claims"].append(c)
     display({"text/html": claim_rows([c]), CLAIM_MIME: asdict(c)}, raw=True)

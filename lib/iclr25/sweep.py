@@ -255,7 +255,7 @@ def table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                 "status": c.status,
                 "holds": c.holds,
                 "measured": c.measured,
-                "value": _number(c.measured),
+                "value": _number(c.value, c.measured),
                 "bound": c.bound,
             }
             for c in claims
@@ -271,7 +271,10 @@ def table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def _number(text: str) -> float | None:
+def _number(value: object, text: str) -> float | None:
+    """The claim's value where it is one number, else its measured text as a number."""
+    if isinstance(value, float | int):
+        return float(value)
     try:
         return float(text)
     except ValueError:
