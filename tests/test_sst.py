@@ -98,9 +98,17 @@ def test_each_search_returns_a_subset_sufficient_by_its_own_check(method, kind):
     x = torch.rand(1, 4, 4, generator=torch.Generator().manual_seed(2))
     target = int(model(x[None]).argmax())
     notion = sst.Notion(kind, eps=0.5, steps=10, draws=32, precision=0.9)
-    mask = sst.posthoc(method)(model, x, target, notion, generator=torch.Generator().manual_seed(0))
+    mask = sst.posthoc(method, patch=2)(
+        model, x, target, notion, generator=torch.Generator().manual_seed(0)
+    )
     assert mask.shape == x.shape and mask.dtype == torch.bool
     assert not mask.all(), "the whole input is sufficient trivially; the search should do better"
+    if method == "SIS":  # SIS searches under its own zero fill, whatever it is judged by
+        notion = sst.SIS_FILL
+        kind = "baseline"
+    if method == "Anchors":  # whole 2x2 superpixels
+        blocks = mask.view(4, 4).unfold(0, 2, 2).unfold(1, 2, 2).reshape(4, 4)
+        assert ((blocks.sum(1) == 0) | (blocks.sum(1) == 4)).all()
     if kind != "probabilistic":  # deterministic checks: the subset passes when checked again
         assert bool(
             sst.sufficient(model, x, mask[None], target, notion, torch.Generator().manual_seed(9))[
@@ -151,6 +159,52 @@ def test_sst_net_checks_shapes_and_explains_in_one_pass():
         net.explain(x, 1.0)
 
 
+def test_probabilistic_fill_is_one_sided_and_shared_in_training():
+    x = torch.full((500, 1, 2, 2), 0.3)
+    mask = torch.zeros_like(x, dtype=torch.bool)
+    mask[:, 0, 0, 0] = True
+    notion = sst.Notion("probabilistic", eps=0.4)
+    target = torch.zeros(500, dtype=torch.long)
+    g = torch.Generator().manual_seed(0)
+    z = sst.fill(nn.Identity(), x, mask, target, notion, g)
+    free = z[~mask].view(500, 3) - 0.3
+    assert free.min() >= 0 and free.max() <= 0.4 + 1e-6  # x + eps U(0, 1): brighter only
+    assert free.mean() == pytest.approx(0.2, abs=0.02)
+    assert (z[:, 0, 0, 0] == 0.3).all()
+    assert not torch.equal(z[0], z[1])  # a draw per input by default
+    shared = sst.fill(nn.Identity(), x, mask, target, notion, g, shared=True)
+    assert torch.equal(shared[0], shared[-1])  # one draw for the batch
+    assert (shared[0][~mask[0]] != 0.3).all()
+
+
+def test_superpixels_group_square_blocks():
+    groups = sst.superpixels((1, 4, 4), 2)
+    assert groups.view(4, 4).tolist() == [[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 3, 3], [2, 2, 3, 3]]
+    assert torch.equal(sst.superpixels((2, 4, 4), 2).view(2, 16)[1], groups)  # shared channels
+    assert torch.equal(sst.superpixels((1, 1, 13), 2), torch.arange(13))  # table rows
+    assert torch.equal(sst.superpixels((1, 6, 6), 4), torch.arange(36))  # no clean split
+    with pytest.raises(ValueError, match="patch must be a positive int"):
+        sst.superpixels((1, 4, 4), 0)
+
+
+def test_judge_rescores_sis_under_another_notion():
+    # a model that reads only the sum of its inputs: SIS keeps one bright pixel under the
+    # zero fill, which a noise fill of the complement does not keep
+    model = nn.Sequential(nn.Flatten(), linear_model([[1.0] * 4, [-1.0] * 4], bias=[-0.5, 0.5]))
+    x = torch.tensor([[[[1.0, 0.0, 0.0, 0.0]]]])
+    mask = sst.sis(model, x[0], 0)
+    assert mask.flatten().tolist() == [True, False, False, False]
+    g = torch.Generator().manual_seed(0)
+    found = sst.Explained(torch.tensor([0]), mask[None], 0.25, 1.0, 0.001, 0.001)
+    flipped = sst.judge(model, x, found, sst.Notion("robust", eps=0.3, steps=5), g)
+    # the attack darkens nothing it may not: the kept pixel stays, the rest stay >= 0
+    assert flipped.faithfulness == 1.0 and flipped.size == 0.25
+    linear = nn.Sequential(nn.Flatten(), linear_model([[1.0] * 4, [2.0] * 4], bias=[0.0, -1.2]))
+    assert int(linear(x).argmax()) == 0
+    noisy = sst.judge(linear, x, found, sst.Notion("probabilistic", eps=1.0), g)
+    assert noisy.faithfulness == 0.0 and noisy.seconds == found.seconds
+
+
 def test_sst_loss_terms_and_the_straight_through_gradient():
     net = sst.SSTNet(small_mlp(), (1, 4, 4))
     x, y = torch.rand(8, 1, 4, 4), torch.randint(0, 3, (8,))
@@ -162,6 +216,7 @@ def test_sst_loss_terms_and_the_straight_through_gradient():
         + F.cross_entropy(net(z), logits.argmax(-1))
         + 0.3 * scores.mean()
     )
+    assert sst.SSTConfig().straight_through is False  # the official hard mask by default
     assert sst.sst_loss(net, x, y, 0.5, 0.3, notion).item() == pytest.approx(
         expected.item(), rel=1e-5
     )
@@ -226,9 +281,45 @@ def test_compare_alternates_the_methods_and_scores_each_against_its_own_model():
         assert r.seconds > 0 and r.cpu_seconds >= 0
 
 
+def test_compare_scores_each_method_under_its_own_notion():
+    torch.manual_seed(0)
+    normal = small_mlp(1)
+    x = torch.rand(4, 1, 4, 4)
+    g = torch.Generator().manual_seed(0)
+    robust = sst.Notion("robust", eps=0.5, steps=5)
+    found = sst.compare(
+        {
+            "zero/SIS": (normal, sst.posthoc_explainer(normal, "SIS", sst.SIS_FILL, g)),
+            "robust/SIS": (normal, sst.posthoc_explainer(normal, "SIS", robust, g)),
+        },
+        x,
+        {"zero/SIS": sst.SIS_FILL, "robust/SIS": robust},
+        g,
+    )
+    # the same subsets (SIS ignores the notion), judged by two fills
+    assert torch.equal(found["zero/SIS"].masks, found["robust/SIS"].masks)
+    assert found["zero/SIS"].faithfulness == 1.0
+    again = sst.judge(normal, x, found["zero/SIS"], robust, g)
+    assert torch.equal(again.masks, found["zero/SIS"].masks)
+    assert 0.0 <= again.faithfulness <= 1.0
+
+
+def test_trend_is_the_rank_correlation_and_zero_when_flat():
+    assert sst.trend([1, 2, 4, 8], [9.0, 7.0, 7.5, 1.0]) == pytest.approx(-0.8)
+    assert sst.trend([1, 2, 4], [3.0, 2.0, 1.0]) == -1.0
+    assert sst.trend([1, 2, 4], [7.8, 7.8, 7.8]) == 0.0  # constant: no trend, not NaN
+    with pytest.raises(ValueError, match="equal length >= 2"):
+        sst.trend([1, 2], [1.0])
+
+
 def test_bounds_name_every_declared_gap():
     assert set(sst.KNOWN_GAPS) <= set(sst.BOUNDS)
-    assert {f"smaller_{k}" for k in sst.NOTIONS} <= set(sst.BOUNDS)
+    for suffix in sst.VARIANTS:
+        assert {f"smaller_{k}{suffix}" for k in sst.NOTIONS} <= set(sst.BOUNDS)
+        assert {f"accuracy_kept{suffix}", f"gamma_tradeoff{suffix}"} <= set(sst.BOUNDS)
+    # under the zero baseline SIS is faithful by construction: a tolerance, not "more"
+    assert sst.BOUNDS["smaller_baseline"]["faithfulness"](-0.04)
+    assert not sst.BOUNDS["smaller_robust"]["faithfulness"](0.0)
 
 
 def explained(size, faithfulness, masks=None) -> sst.Explained:

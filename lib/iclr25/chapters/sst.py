@@ -5,8 +5,9 @@ such that fixing x_S and filling the complement S-bar keeps the prediction. Thre
 notions of sufficiency fill the complement differently:
 
 * ``"baseline"`` -- a fixed baseline value (zeros): z = x_S, 0_{S-bar};
-* ``"probabilistic"`` -- random values: z_{S-bar} = x_{S-bar} + U(-eps, eps), clipped
-  to the feature range, sufficient when the prediction survives the draws;
+* ``"probabilistic"`` -- random values: z_{S-bar} = clip(x_{S-bar} + eps * U(0, 1)), the
+  one-sided uniform noise of the official code, sufficient when the prediction survives
+  the draws;
 * ``"robust"`` -- the worst case: a PGD attack within the L-inf ball of radius eps on
   the complement, sufficient when the prediction survives the attack.
 
@@ -16,17 +17,21 @@ same forward pass as the prediction. The loss is
 
     L = CE(f(x), y) + CE(f(z), argmax f(x)) + gamma * mean_i s_i,
 
-z being x with the complement of the explanation filled by the chosen notion. The
-mask is a hard threshold. In the official code (IBM/SAX) no gradient flows through
-it, so the explanation head feels only the size term and, under Adam, the mask
-empties whatever gamma; by default we pass the faithfulness gradient to the scores
-with a straight-through estimator (``straight_through=False`` is the official variant).
+z being x with the complement of the explanation filled by the chosen notion (in
+training, one noise draw per batch, shared by its inputs, as the official MNIST code
+draws it). The mask is a hard threshold and, as in the official code (IBM/SAX), no
+gradient flows through it: the explanation head feels only the size term. That is the
+default (``straight_through=False``); ``straight_through=True`` passes the faithfulness
+gradient to the scores with a straight-through estimator, our variant.
 
-The post-hoc baselines search for a sufficient subset of a normally trained model of
-the same architecture, under the same fill: SIS (Carter et al., 2019: backward
-selection, then the smallest sufficient suffix of the removal order), an Anchors-style
-greedy search (features added by precision under the fill until it reaches the
-target), and gradient/IG top-k grown until sufficient (attributions from captum).
+The post-hoc baselines explain a normally trained model of the same architecture. SIS
+(Carter et al., 2019: backward selection, then the smallest sufficient suffix of the
+removal order) searches under its own fill, the zero baseline, whatever notion it is
+then judged by. The Anchors-style greedy search (superpixels added by precision under
+the fill until it reaches the target) and gradient/IG top-k grown until sufficient
+(attributions from captum) search under the notion's own fill and stop at a subset
+that passes its check, so they are faithful by construction up to the randomness of a
+fresh fill.
 
 Written here: the fills, the PGD attack restricted to the complement, and the three
 searches. alibi's and anchor-exp's Anchors sample their own perturbations (superpixels,
@@ -37,8 +42,9 @@ untouched, which torchattacks-style attacks do not do.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -56,7 +62,8 @@ if TYPE_CHECKING:
 
 NOTIONS = ("baseline", "probabilistic", "robust")
 BASELINES = ("SIS", "Anchors", "IG", "gradient")
-METHODS = ("SST", *BASELINES)
+VARIANT_NAMES = ("SST", "SST-ST")
+METHODS = (*VARIANT_NAMES, *BASELINES)
 TABULAR = ("breast_cancer", "wine")
 
 # ---------------------------------------------------------------------------------
@@ -66,10 +73,10 @@ TABULAR = ("breast_cancer", "wine")
 
 @dataclass(frozen=True)
 class Notion:
-    """One notion of sufficiency. ``kind`` is one of NOTIONS; ``eps`` is the radius of
-    the uniform noise or of the attack; ``steps`` the PGD steps; ``draws`` the random
-    fills a probabilistic check uses and ``precision`` the share of them that must keep
-    the prediction. Features live in [``low``, ``high``]."""
+    """One notion of sufficiency. ``kind`` is one of NOTIONS; ``eps`` is the width of
+    the one-sided uniform noise or the radius of the attack; ``steps`` the PGD steps;
+    ``draws`` the random fills a probabilistic check uses and ``precision`` the share
+    of them that must keep the prediction. Features live in [``low``, ``high``]."""
 
     kind: str = "baseline"
     eps: float = 0.1
@@ -151,17 +158,21 @@ def fill(
     target: torch.Tensor,
     notion: Notion,
     generator: torch.Generator | None = None,
+    shared: bool = False,
 ) -> torch.Tensor:
     """x with the complement of ``mask`` filled by ``notion`` (the kept features are x's).
 
-    baseline: z = m * x; probabilistic: z = m * x + (1 - m) clip(x + U(-eps, eps));
-    robust: :func:`pgd_complement` against ``target`` (the prediction to keep).
+    baseline: z = m * x; probabilistic: z = m * x + (1 - m) clip(x + eps * U(0, 1)), the
+    official one-sided noise, drawn per input or, with ``shared``, once for the whole
+    batch (the official training draws one noise image per batch); robust:
+    :func:`pgd_complement` against ``target`` (the prediction to keep).
     """
     _check_shapes(x, mask)
     if notion.kind == "baseline":
         return torch.where(mask, x, torch.zeros_like(x))
     if notion.kind == "probabilistic":
-        noise = torch.rand(x.shape, generator=generator, device=x.device) * 2 - 1
+        shape = x.shape[1:] if shared else x.shape
+        noise = torch.rand(shape, generator=generator, device=x.device)
         return torch.where(mask, x, (x + notion.eps * noise).clamp(notion.low, notion.high))
     return pgd_complement(model, x, mask, target, notion, generator)
 
@@ -269,20 +280,21 @@ def sst_loss(
     gamma: float,
     notion: Notion,
     generator: torch.Generator | None = None,
-    straight_through: bool = True,
+    straight_through: bool = False,
 ) -> torch.Tensor:
     """CE(f(x), y) + CE(f(z), argmax f(x)) + gamma * mean(s), z the filled input.
 
-    The mask m = 1[s >= tau] is hard in the forward pass. The official code lets no
-    gradient through it, so the explanation head only feels the size term; with
-    ``straight_through`` the faithfulness term reaches the scores as if m were s
-    (z = m' x + (1 - m') fill, m' = m + s - stop_gradient(s)). The size term is the
-    official gamma ||s||_1 / (batch * features).
+    The mask m = 1[s >= tau] is hard. As in the official code no gradient goes through
+    it, so the explanation head only feels the size term; with ``straight_through`` the
+    faithfulness term reaches the scores as if m were s (z = m' x + (1 - m') fill,
+    m' = m + s - stop_gradient(s)). The probabilistic fill draws one noise image for
+    the batch, as the official training does. The size term is the official
+    gamma ||s||_1 / (batch * features).
     """
     logits, scores = net.predict_and_score(x)
     predicted = logits.argmax(-1).detach()
     mask = explanation_mask(scores.detach(), tau)
-    z = fill(net, x, mask, predicted, notion, generator)
+    z = fill(net, x, mask, predicted, notion, generator, shared=True)
     if straight_through:
         soft = mask.float() + scores - scores.detach()
         z = soft * x + (1 - soft) * z
@@ -294,7 +306,8 @@ class SSTConfig:
     """SST training: Adam at ``lr`` for at most ``epochs`` passes in batches of
     ``batch_size``, with threshold ``tau``, size weight ``gamma`` and the fill of
     ``notion``; early stopping after ``patience`` epochs without a lower validation loss,
-    keeping the best weights (the official procedure)."""
+    keeping the best weights (the official procedure). ``straight_through=False`` is
+    the official hard mask; True is our straight-through variant."""
 
     tau: float = 0.5
     gamma: float = 1.0
@@ -303,7 +316,7 @@ class SSTConfig:
     patience: int = 5
     batch_size: int = 64
     lr: float = 2e-3
-    straight_through: bool = True
+    straight_through: bool = False
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -333,7 +346,13 @@ def train_sst(
     no validation hook for early stopping."""
     from tqdm.auto import tqdm
 
-    key = {"data": data.spec, "model": asdict(model), "sst": asdict(config)}
+    # "fill" names the probabilistic fill's version: one-sided noise, one draw per batch
+    key = {
+        "data": data.spec,
+        "model": asdict(model),
+        "sst": asdict(config),
+        "fill": "one-sided, one draw per batch",
+    }
     loss = functools.partial(
         sst_loss,
         tau=config.tau,
@@ -404,19 +423,26 @@ def smallest_sufficient_prefix(
     return masks[int(ok.nonzero()[0])]
 
 
+SIS_FILL = Notion("baseline")
+"""SIS's own fill: it searches with removed features set to the zero baseline, whatever
+notion its subsets are judged by afterwards."""
+
+
 def sis(
     model: nn.Module,
     x: torch.Tensor,
     target: int,
-    notion: Notion,
+    notion: Notion = SIS_FILL,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
     """Sufficient input subsets (Carter et al., 2019), the first SIS of ``x``.
 
     BackSelect: starting from all features, repeatedly remove the feature whose removal
-    (its value replaced by the fill) leaves the highest probability of the target; the
-    reverse removal order ranks the features. The SIS is the smallest sufficient prefix
-    of that ranking.
+    (its value replaced by the zero baseline) leaves the highest probability of the
+    target; the reverse removal order ranks the features. The SIS is the smallest prefix
+    of that ranking that is sufficient under the zero baseline. SIS searches under its
+    own fill: ``notion`` is accepted for a common signature and ignored, so under the
+    probabilistic and robust notions its subsets are judged by a fill it never saw.
     """
     d = x.numel()
     kept = torch.ones(d, dtype=torch.bool)
@@ -426,13 +452,28 @@ def sis(
         masks = kept.repeat(len(candidates), 1)
         masks[torch.arange(len(candidates)), candidates] = False
         probability = outcomes(
-            model, x, masks.view(-1, *x.shape), target, notion, generator
+            model, x, masks.view(-1, *x.shape), target, SIS_FILL, generator
         ).probability
         drop = int(candidates[probability.argmax()])
         kept[drop] = False
         removed.append(drop)
     ranking = torch.tensor([int(kept.nonzero()[0]), *removed[::-1]])
-    return smallest_sufficient_prefix(model, x, ranking, target, notion, generator)
+    return smallest_sufficient_prefix(model, x, ranking, target, SIS_FILL, generator)
+
+
+def superpixels(shape: tuple[int, ...], patch: int) -> torch.Tensor:
+    """For inputs of ``shape`` (channels, height, width), the superpixel of each feature
+    (flattened): square ``patch`` x ``patch`` blocks shared by the channels. A patch that
+    does not divide the height and the width, or a 1-pixel-high table row, gives every
+    feature its own superpixel."""
+    c, h, w = shape
+    if patch < 1:
+        raise ValueError(f"patch must be a positive int, got {patch!r}")
+    if patch == 1 or h % patch or w % patch:
+        return torch.arange(c * h * w)
+    rows = torch.arange(h)[:, None] // patch
+    cols = torch.arange(w)[None, :] // patch
+    return (rows * (w // patch) + cols).expand(c, h, w).flatten()
 
 
 def anchors(
@@ -441,28 +482,33 @@ def anchors(
     target: int,
     notion: Notion,
     generator: torch.Generator | None = None,
+    patch: int = 1,
 ) -> torch.Tensor:
     """An Anchors-style greedy search (Ribeiro et al., 2018, beam width 1).
 
-    From the empty anchor, add the feature whose anchor has the highest precision
-    under the fill (ties broken by the target's probability) until the anchor is
-    sufficient.
+    From the empty anchor, add the superpixel (``patch`` x ``patch`` blocks, as Anchors
+    segments images into superpixels; single features for tables) whose anchor has the
+    highest precision under the notion's fill (ties broken by the target's probability)
+    until the anchor is sufficient.
     """
-    d = x.numel()
-    anchor = torch.zeros(d, dtype=torch.bool)
-    if sufficient(model, x, anchor.view(1, *x.shape), target, notion, generator)[0]:
-        return anchor.view(x.shape)
+    groups = superpixels(tuple(x.shape), patch)
+    members = F.one_hot(groups).T.bool()  # (superpixels, features)
+    anchor = torch.zeros(len(members), dtype=torch.bool)
+    empty = torch.zeros(1, *x.shape, dtype=torch.bool)
+    if sufficient(model, x, empty, target, notion, generator)[0]:
+        return empty[0]
     while True:
         candidates = (~anchor).nonzero().flatten()
         if len(candidates) == 0:
-            return anchor.view(x.shape)
-        masks = anchor.repeat(len(candidates), 1)
-        masks[torch.arange(len(candidates)), candidates] = True
+            return members[anchor].any(0).view(x.shape)
+        chosen = anchor.repeat(len(candidates), 1)
+        chosen[torch.arange(len(candidates)), candidates] = True
+        masks = (chosen.float() @ members.float()).bool()
         result = outcomes(model, x, masks.view(-1, *x.shape), target, notion, generator)
         best = int((result.precision + 1e-3 * result.probability).argmax())
-        anchor = masks[best]
+        anchor = chosen[best]
         if result.precision[best] >= notion.precision:
-            return anchor.view(x.shape)
+            return masks[best].view(x.shape)
 
 
 def attribution_topk(
@@ -489,11 +535,12 @@ def attribution_topk(
     return smallest_sufficient_prefix(model, x, ranking, target, notion, generator)
 
 
-def posthoc(method: str) -> Callable[..., torch.Tensor]:
-    """The search named ``method`` (one of BASELINES) as f(model, x, target, notion, gen)."""
+def posthoc(method: str, patch: int = 1) -> Callable[..., torch.Tensor]:
+    """The search named ``method`` (one of BASELINES) as f(model, x, target, notion, gen);
+    ``patch`` is the side of Anchors' superpixels on images."""
     searches = {
         "SIS": sis,
-        "Anchors": anchors,
+        "Anchors": functools.partial(anchors, patch=patch),
         "IG": functools.partial(attribution_topk, method="IG"),
         "gradient": functools.partial(attribution_topk, method="gradient"),
     }
@@ -537,10 +584,10 @@ def sst_explainer(net: SSTNet, tau: float) -> Explainer:
 
 
 def posthoc_explainer(
-    model: nn.Module, method: str, notion: Notion, generator: torch.Generator
+    model: nn.Module, method: str, notion: Notion, generator: torch.Generator, patch: int = 1
 ) -> Explainer:
     """A post-hoc search's explainer of ``model``: predict one input, then search."""
-    search = posthoc(method)
+    search = posthoc(method, patch)
 
     def explain(xi: torch.Tensor) -> tuple[int, torch.Tensor]:
         with torch.no_grad():
@@ -550,16 +597,31 @@ def posthoc_explainer(
     return explain
 
 
+def judge(
+    model: nn.Module,
+    x: torch.Tensor,
+    found: Explained,
+    notion: Notion,
+    generator: torch.Generator,
+) -> Explained:
+    """``found`` (explanations of ``x`` by one method of ``model``) scored under
+    ``notion``: its faithfulness is the share of inputs whose prediction survives one
+    fresh fill of the complement; size and timings are kept."""
+    kept = survives(model, x, found.masks, found.predicted, notion, generator)
+    return dataclasses.replace(found, faithfulness=float(kept.float().mean()))
+
+
 def compare(
     explainers: Mapping[str, tuple[nn.Module, Explainer]],
     x: torch.Tensor,
-    notion: Notion,
+    notion: Notion | Mapping[str, Notion],
     generator: torch.Generator,
 ) -> dict[str, Explained]:
     """Explain every input of ``x`` by every method, timed in alternation
     (:func:`iclr25.core.alternate`: input 0 by each method, then input 1, ...), so a
     load that comes and goes on the machine falls on every method alike; then score
-    each method's masks against its own model under ``notion``.
+    each method's masks against its own model under ``notion`` (one for all, or one
+    per method's name).
 
     ``explainers`` maps a method's name to the model it explains and its explainer.
     """
@@ -569,17 +631,17 @@ def compare(
     found = {}
     for name, (model, _) in explainers.items():
         timing = timings[name]
-        predicted = torch.tensor([r[0] for r in timing.results])
         masks = torch.stack([r[1] for r in timing.results])
-        kept = survives(model, x, masks, predicted, notion, generator)
-        found[name] = Explained(
-            predicted,
+        unjudged = Explained(
+            torch.tensor([r[0] for r in timing.results]),
             masks,
             float(masks.float().mean()),
-            float(kept.float().mean()),
+            float("nan"),
             timing.median_wall,
             timing.median_cpu,
         )
+        scored_by = notion if isinstance(notion, Notion) else notion[name]
+        found[name] = judge(model, x, unjudged, scored_by, generator)
     return found
 
 
@@ -591,11 +653,16 @@ def explain_sst(
 
 
 def explain_posthoc(
-    model: nn.Module, x: torch.Tensor, method: str, notion: Notion, generator: torch.Generator
+    model: nn.Module,
+    x: torch.Tensor,
+    method: str,
+    notion: Notion,
+    generator: torch.Generator,
+    patch: int = 1,
 ) -> Explained:
     """A post-hoc search's explanations of the model's predictions on ``x``, timed
     (the prediction itself included, as for SST)."""
-    explainer = posthoc_explainer(model, method, notion, generator)
+    explainer = posthoc_explainer(model, method, notion, generator, patch)
     return compare({method: (model, explainer)}, x, notion, generator)[method]
 
 
@@ -603,6 +670,18 @@ def explain_posthoc(
 def accuracy(model: nn.Module, split: vision.Split) -> float:
     """Share of ``split`` the model classifies correctly."""
     return float((model(split.x).argmax(-1) == split.y).float().mean())
+
+
+def trend(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rank correlation of ``ys`` with ``xs``; 0 when ``ys`` is constant (no
+    trend: the correlation is undefined there, and nothing falls or rises)."""
+    from scipy.stats import spearmanr
+
+    if len(xs) != len(ys) or len(xs) < 2:
+        raise ValueError(f"trend() needs two sequences of equal length >= 2, got {xs}, {ys}")
+    if np.ptp(np.asarray(ys, dtype=float)) == 0:
+        return 0.0
+    return float(spearmanr(xs, ys).statistic)
 
 
 # ---------------------------------------------------------------------------------
@@ -626,7 +705,11 @@ def as_images(table: tabular.Table) -> vision.ImageData:
 # ---------------------------------------------------------------------------------
 
 PARAMETERS = {
-    "tabular": Param("breast_cancer", "scikit-learn table beside the 8x8 digits", choices=TABULAR),
+    "tabular": Param(
+        "none",
+        "scikit-learn table run beside the 16x16 digits (none: the digits alone)",
+        choices=("none", *TABULAR),
+    ),
     "width": Param(128, "hidden units of the MLP (two hidden layers)", low=4, high=4096),
     "epochs": Param(40, "training epochs, normal and SST models alike", low=1, high=1000),
     "lr": Param(0.002, "Adam learning rate", low=1e-5, high=1.0),
@@ -634,17 +717,19 @@ PARAMETERS = {
     "tau": Param(0.5, "threshold on the explanation scores", low=0.01, high=0.99),
     "gamma": Param(1.0, "weight of the size term", low=0.0, high=100.0),
     "noise_eps": Param(
-        0.5, "radius of the uniform noise of the probabilistic fill", low=0.001, high=1.0
+        0.5, "width of the one-sided uniform noise of the probabilistic fill", low=0.001, high=1.0
     ),
     "attack_eps": Param(0.1, "radius of the PGD attack of the robust fill", low=0.001, high=1.0),
     "pgd_steps": Param(10, "PGD steps of the robust fill", low=1, high=200),
     "draws": Param(16, "random fills per probabilistic sufficiency check", low=1, high=1000),
     "precision": Param(0.95, "share of draws a probabilistic check needs", low=0.5, high=1.0),
+    "anchor_patch": Param(
+        2, "side of the Anchors search's square superpixels, in pixels", choices=(1, 2, 4)
+    ),
     "n_explain": Param(50, "test inputs explained by every method", low=2, high=10000),
     "n_gammas": Param(
-        5, "gammas gamma * 2^k around the default in the sensitivity sweep", low=1, high=9
+        5, "gammas gamma * 2^k around the default in the trade-off sweep", low=2, high=9
     ),
-    "n_taus": Param(3, "thresholds from 0.3 to 0.7 in the sensitivity sweep", low=1, high=9),
     "seed": Param(0, "seed of the data splits, the models and the fills", low=0),
     "device": Param(
         "auto",
@@ -660,60 +745,99 @@ SMOKE = {
     "pgd_steps": 2,
     "draws": 4,
     "n_gammas": 2,
-    "n_taus": 1,
-    "tabular": "wine",
+    "anchor_patch": 4,
 }
 
 # ---------------------------------------------------------------------------------
 # The chapter's claims: the bounds that decide them, and the gaps expected at our scale
 # ---------------------------------------------------------------------------------
 
+VARIANTS = {"": "official hard mask", "_st": "straight-through"}
+"""Claim-id suffix -> the SST variant whose claims carry it."""
+
+
+def _smaller_bound(kind: str) -> dict[str, core.Bound]:
+    return {
+        # Anchors', IG's and the gradient search's mean size minus SST's (digits16)
+        "size": core.Bound(gt=0),
+        # SST's faithfulness minus SIS's under the notion. Under the zero baseline SIS is
+        # judged by its own fill, so it is faithful by construction: there SST may be at
+        # most 5 points below (one input of the default 50 is 2 points); under the other
+        # notions the paper has SST more faithful than SIS.
+        "faithfulness": core.Bound(ge=-0.05) if kind == "baseline" else core.Bound(gt=0),
+    }
+
+
 BOUNDS = {
-    **{
-        f"smaller_{k}": {
-            # baseline's mean size minus SST's, for every baseline and data set
-            "size": core.Bound(gt=0),
-            # SST's faithfulness minus the baseline's: at most 5 points below (one input of
-            # the default 50 is 2 points)
-            "faithfulness": core.Bound(ge=-0.05),
-        }
-        for k in NOTIONS
-    },
+    **{f"smaller_{k}{v}": _smaller_bound(k) for k in NOTIONS for v in VARIANTS},
     # each baseline's median wall time per explanation over SST's: an order of magnitude
     "faster": core.Bound(ge=10),
-    # SST's accuracy minus the normal model's, every data set and notion: at most 3 points
-    "accuracy_kept": core.Bound(ge=-0.03),
+    # SST's test accuracy minus the normal model's, every notion: at most 3 points lost
+    **{f"accuracy_kept{v}": core.Bound(ge=-0.03) for v in VARIANTS},
+    # Spearman rho of gamma against faithfulness and against accuracy: both fall
+    **{
+        f"gamma_tradeoff{v}": {"faithfulness": core.Bound(lt=0), "accuracy": core.Bound(lt=0)}
+        for v in VARIANTS
+    },
 }
 """Claim id -> the bound its value must meet, fixed before the run."""
 
-_SMALL_INPUTS = (
-    "On 8x8 digits and tables of 13 to 30 columns a greedy search (SIS, Anchors, the "
-    "gradient-ranked searches) can afford to check almost every feature it adds, so it finds "
-    "near-minimal sufficient subsets; the paper's advantage for SST comes on MNIST, CIFAR-10 "
-    "and ImageNet, where a search over thousands of features must stop early. SST's one "
-    "gamma = 1 for every notion and data set is also not tuned per notion as the paper tunes "
-    "it. What would show the claim: image inputs of the paper's size (a CNN on MNIST or "
-    "CIFAR-10, with a GPU), and gamma and tau tuned per notion on a validation split."
+_EMPTY_MASK = (
+    "In the official code no gradient passes the hard threshold, so the explanation head "
+    "learns from the size term alone, whose gradient with respect to every score is "
+    "positive. Adam takes steps of about lr whatever the gradient's scale, so the "
+    "explainer's weights and bias fall at the same rate for every gamma > 0 and every "
+    "score drops below tau within the first epochs: the explanations are empty. An empty "
+    "explanation under the zero baseline leaves a blank image, whose one prediction "
+    "matches about one input in ten. What would show the claim: a gradient path from the "
+    "faithfulness term to the scores (the straight-through variant below), or whatever "
+    "setting lets the official runs keep non-empty masks, which the released code does "
+    "not show."
 )
 
 KNOWN_GAPS: dict[str, str] = {
-    **{f"smaller_{k}": _SMALL_INPUTS for k in NOTIONS},
-    "faster": (
-        "SST's explanation is one forward pass; a post-hoc search costs a number of model "
-        "calls that grows with the number of features. With 64 pixels or 13 to 30 columns a "
-        "search, batched, needs a handful of calls of a 128-unit MLP, and with the baseline "
-        "fill it can stop almost at once, so both cost about the fixed overhead of a torch "
-        "call (a tenth of a millisecond). The paper's orders of magnitude come from images "
-        "with thousands to hundreds of thousands of features. What would show it: the "
-        "paper's image sizes (MNIST, CIFAR-10), where every search needs many calls."
+    "smaller_baseline": _EMPTY_MASK,
+    "gamma_tradeoff_st": (
+        "Declared after the first book run of the redesigned chapter missed it (issue #15: a "
+        "claim that fails after the redesign is a known gap with a diagnosis); its "
+        "faithfulness half falls as the paper says. Its accuracy half cannot show at our "
+        "scale: the digits are scikit-learn's 8x8 images upsampled, on which the MLP sits "
+        "near its ceiling and a mask of a few pixels still carries the class, so the "
+        "accuracy a larger gamma costs is below what one seed can resolve on a test split "
+        "of 360 digits (an accuracy near 97% has a standard error near one point, three "
+        "digits), with early stopping adding its own jitter; a rank correlation over five "
+        "gammas of one seed then has no power. What would show it: images that need more "
+        "of their pixels (MNIST, CIFAR-10 as in the paper), several seeds per gamma and a "
+        "larger test split."
     ),
-    "accuracy_kept": (
-        "The tables' test splits are small (20% of 569 rows for breast_cancer, of 178 for "
-        "wine), so one row is about a point of accuracy, and SST's robust notion trains "
-        "against a PGD attack on every batch, which an MLP trained for 40 epochs on a few "
-        "hundred rows pays for in accuracy. The paper trains on MNIST, CIFAR-10 and ImageNet, "
-        "with test sets of 10,000 images or more. What would show it: larger data (the "
-        "digits, or a larger table), longer training (`epochs` up) and several seeds."
+    "gamma_tradeoff": _EMPTY_MASK.replace(
+        "An empty explanation under the zero baseline leaves a blank image, whose one "
+        "prediction matches about one input in ten.",
+        "With the mask empty at every gamma, faithfulness does not move with gamma "
+        "beyond the noise of training, and gamma changes only how hard the size term "
+        "pushes on the shared backbone.",
+    ),
+    "smaller_baseline_st": (
+        "The 16x16 digits are scikit-learn's 8x8 digits upsampled, on a black background. "
+        "Under the zero baseline a normally trained MLP classifies a blank image with one "
+        "or two bright 2x2 blocks as a confident digit (on the 8x8 digits the searches "
+        "found subsets of one or two pixels, 1.7% to 2.1% of the features), so Anchors and "
+        "the gradient searches stop after a superpixel or two. SST's size at gamma = 1 is "
+        "set by the size term against the faithfulness term over the whole training set, "
+        "which keeps several percent of the pixels. What would show the claim: natural "
+        "images whose zero-filled versions do not classify from a few pixels (MNIST, "
+        "CIFAR-10), and gamma tuned per notion on a validation split, as the paper does."
+    ),
+    "faster": (
+        "SST's explanation is one forward pass, about a tenth of a millisecond of fixed "
+        "torch overhead for a 256-input MLP. A post-hoc search that stops early costs a "
+        "handful of such calls: under the zero baseline one 2x2 superpixel often suffices "
+        "(see smaller_baseline_st), so the Anchors-style search makes three batched calls "
+        "(the prediction, the empty anchor, one batch of 64 candidates), a few times one "
+        "forward pass rather than ten. The paper's orders of magnitude come from images of "
+        "thousands to hundreds of thousands of features and ResNets, where every candidate "
+        "batch is large and a search takes many steps. What would show it: the paper's "
+        "image sizes (MNIST, CIFAR-10, with a GPU)."
     ),
 }
 """Claim id -> why it is expected to miss at the book's scale, and what would show it."""
@@ -723,8 +847,15 @@ KNOWN_GAPS: dict[str, str] = {
 # Figures
 # ---------------------------------------------------------------------------------
 
-COLORS = dict(zip(METHODS, ["black", *qualitative.Plotly]))
-"""One colour per method: SST black, the baselines plotly's colour cycle."""
+COLORS = dict(zip(METHODS, ["black", "#7f7f7f", *qualitative.Plotly]))
+"""One colour per method: SST black, SST-ST grey, the baselines plotly's colour cycle."""
+
+BY_CONSTRUCTION = (
+    "Anchors, IG and gradient search under the panel's fill and stop at a subset that passes "
+    "its check: faithful by construction<br>up to a fresh fill's randomness. SIS searches "
+    "under the zero baseline and is judged under the panel's notion."
+)
+"""The size-faithfulness figure's note on what the baselines' faithfulness means."""
 
 
 def size_faithfulness_figure(results: Mapping[tuple[str, str, str], Explained]) -> go.Figure:
@@ -754,7 +885,7 @@ def size_faithfulness_figure(results: Mapping[tuple[str, str, str], Explained]) 
                     row=row,
                     col=col,
                     marker=dict(
-                        color=COLORS[m], size=11, symbol="star" if m == "SST" else "circle"
+                        color=COLORS[m], size=11, symbol="star" if m in VARIANT_NAMES else "circle"
                     ),
                     hovertemplate=f"{m}: size %{{x:.2f}}%, faithfulness "
                     f"%{{y:.1f}}%, {1000 * r.seconds:.3g} ms"
@@ -762,7 +893,14 @@ def size_faithfulness_figure(results: Mapping[tuple[str, str, str], Explained]) 
                 )
     fig.update_xaxes(title_text="explanation size (% of features)", row=len(data))
     fig.update_yaxes(title_text="faithfulness (%)", col=1)
-    return fig.update_layout(title="Size and faithfulness of the explanations", height=620)
+    return fig.update_layout(
+        title=dict(
+            text="Size and faithfulness of the explanations<br><sup>" + BY_CONSTRUCTION + "</sup>",
+            font_size=15,
+        ),
+        height=300 * len(data) + 160,
+        margin_t=110,
+    )
 
 
 def explanations_figure(
