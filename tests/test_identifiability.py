@@ -394,3 +394,99 @@ def test_growth_and_multi_gate_figures():
     assert [t.type for t in fig.data] == ["box", "box", "bar", "bar"]
     assert fig.data[1].name == "XOR + AND" and list(fig.data[3].y) == [2.0, 5.0]
     assert fig.layout.title.text == "multi"
+
+
+# --- the official conventions ---------------------------------------------------------
+
+
+def test_official_candidates_follow_the_official_enumeration():
+    # depth 2: the official code's two XOR trees, each with its first negation
+    assert [a.label for a in idf.official_algorithms("XOR", 2)] == [
+        "¬(A*B)*(A+B)",
+        "¬((A*B)+¬(A+B))",
+    ]
+    xor3 = idf.official_algorithms("XOR", 3)
+    assert len(xor3) == 56  # as the official demo lists them for a network of 2 hidden layers
+    assert [a.label for a in xor3[2:4]] == ["¬((A*B)*B)*¬(¬A*¬B)", "(¬(A*B)*B)+(A*¬B)"]
+    a, b = idf.INPUTS[:, 0], idf.INPUTS[:, 1]
+    for alg in xor3:
+        np.testing.assert_array_equal(alg.run(a, b), XOR)
+    # a negated input is a variable of its own (a NOT gate), written as such
+    third = xor3[2]
+    nots = [k for k in third.variables if third.gates[k][1] == third.gates[k][2]]
+    assert [third.describe(k) for k in nots] == ["¬A", "¬B"]
+    assert len(third.variables) == 5
+    assert [a.label for a in idf.official_algorithms("AND", 1)] == ["A*B", "¬(¬A+¬B)"]
+    assert idf.official_algorithms("XOR", 1) == ()
+    with pytest.raises(ValueError, match="algorithm depth must be 1, 2 or 3"):
+        idf.official_algorithms("XOR", 4)
+
+
+def test_official_pairs_are_one_order_of_each_pair():
+    bases, sources = idf.BASES[idf.OFFICIAL_PAIRS], idf.SOURCES[idf.OFFICIAL_PAIRS]
+    assert len(idf.OFFICIAL_PAIRS) == 6 and (sources < bases).all()
+    assert {frozenset(p) for p in zip(bases, sources)} == {frozenset(p) for p in idf.PAIRS}
+    assert 3 not in sources and 0 not in bases
+
+
+def hand_built_or_and_xor() -> idf.Networks:
+    """Width 2: n1 = relu(A + B) (OR, values 0, 1, 1, 2), n2 = relu(A + B - 1) (AND);
+    m1 = relu(n1 - 2 n2) (XOR), m2 = relu(n2) with output weight 0; output m1."""
+    w = [
+        torch.tensor([[[1.0, 1.0], [1.0, 1.0]]]),
+        torch.tensor([[[1.0, -2.0], [0.0, 1.0]]]),
+        torch.tensor([[[1.0, 0.0]]]),
+    ]
+    b = [torch.tensor([[0.0, -1.0]]), torch.zeros(1, 2), torch.zeros(1, 1)]
+    return idf.Networks(w, b)
+
+
+def test_official_algorithm_count_matches_a_hand_count():
+    """By hand, for the OR/AND network: each official depth-2 candidate locates its AND
+    variable (NAND or AND) at n2 alone and its OR variable (OR or NOR) at n1 alone, and
+    nowhere else (n1 with n2, or m1, carries XOR of the source; m2 changes nothing). So
+    both official candidates align, one minimal location each: 2 aligned algorithms. Ours
+    counts them as one algorithm, and its other depth-2 candidate, (A and not B) or
+    (not A and B), finds no neuron group for A and not B: 1 aligned algorithm."""
+    net = hand_built_or_and_xor()
+    np.testing.assert_array_equal(idf.forward(net, CLEAN)[-1][0].round().numpy(), XOR)
+    trained = idf.Trained(
+        net,
+        np.array([0]),
+        np.array([1]),
+        np.array([0.0]),
+        np.array([1.0]),
+        np.array([True]),
+        CLEAN[None],
+        torch.tensor(XOR, dtype=torch.float32)[None],
+    )
+    official = idf.official_alignment(trained, idf.official_algorithms("XOR", 2))
+    assert official.tolist() == [[1, 1]]
+    groups = idf.neuron_groups(2)
+    n1, n2 = (
+        next(k for k, (layer, m) in enumerate(groups) if layer == 0 and m.tolist() == mask)
+        for mask in ([True, False], [False, True])
+    )
+    patched = idf.patched_outputs(net, groups)[0]
+    for alg in idf.official_algorithms("XOR", 2):  # variables: the AND one, then the OR one
+        iia = idf.interchange_accuracy(patched, alg, idf.OFFICIAL_PAIRS)
+        assert idf.minimal_locations(iia, groups) == [(n2, n1)]
+    ours = idf.explain(trained, idf.candidate_algorithms("XOR", 2))[0]
+    assert len(ours.aligned) == 1 and ours.n_locations == 1
+
+
+def test_fast_edge_circuit_accuracy_matches_circuit_by_circuit():
+    for width, seeds in ((2, [0, 1]), (3, [2])):
+        nets = idf.init_networks(width, seeds)
+        x = torch.randn(len(seeds), 30, 2) * 0.5 + 0.5
+        y = (torch.rand(len(seeds), 30) > 0.5).float()
+        edges = idf.edge_circuits(width)
+        fast = idf.edge_circuit_accuracy(nets, x, y, edges)
+        np.testing.assert_allclose(fast, idf._edge_circuit_accuracy_direct(nets, x, y, edges))
+
+
+def test_conventions_figure_groups_counts_per_convention():
+    fig = idf.conventions_figure({"ours": np.array([1, 1, 2]), "official": np.array([2, 4])}, "t")
+    assert [t.name for t in fig.data] == ["ours", "official"]
+    assert list(fig.data[0].x) == [1, 2] and list(fig.data[0].y) == [2, 1]
+    assert fig.layout.title.text == "t"
