@@ -1,5 +1,5 @@
 """Unit tests of iclr25.chapters.enumerative: the DVV recursion, DRA, conformal coverage,
-the model."""
+the model, the Virasoro residuals of predictions and the probes."""
 
 from fractions import Fraction
 from itertools import combinations_with_replacement
@@ -227,13 +227,14 @@ def test_figures_build_from_small_input():
     import pandas as pd
 
     names, colors = {"relu": "ReLU", "gelu": "GELU"}, {"relu": "red", "gelu": "blue"}
-    scores = pd.DataFrame(
-        {"R2 test (ID)": [0.9, 0.8], "R2 OOD": [0.7, 0.6]}, index=["ReLU", "GELU"]
-    )
-    fig = en.learning_figure({"relu": [1.0, 0.5], "gelu": [2.0, 1.0]}, scores, names, colors)
-    assert [t.type for t in fig.data] == ["scatter", "scatter", "bar", "bar"]
+    columns = ["R2 test (ID)", "R2 OOD", "MAE OOD"]
+    mean = pd.DataFrame([[0.9, 0.7, 1.0], [0.8, 0.6, 2.0]], index=["ReLU", "GELU"], columns=columns)
+    sd = pd.DataFrame([[0.01, 0.02, 0.1], [np.nan] * 3], index=["ReLU", "GELU"], columns=columns)
+    fig = en.learning_figure({"relu": [1.0, 0.5], "gelu": [2.0, 1.0]}, mean, sd, names, colors)
+    assert [t.type for t in fig.data] == ["scatter", "scatter", "bar", "bar", "bar"]
     assert list(fig.data[0].x) == [1, 2] and fig.data[1].name == "GELU"
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis2.range[0] == pytest.approx(0.55)
+    assert list(fig.data[4].y) == [1.0, 2.0] and list(fig.data[4].error_y.array) == [0.1, 0.0]
 
     n, y = np.array([1, 1, 2, 2]), np.zeros(4)
     coverage = {
@@ -249,3 +250,134 @@ def test_figures_build_from_small_input():
     ]
     assert list(fig.data[0].y) == [1.0, 1.0] and list(fig.data[2].y) == [0.0, 0.0]
     assert fig.layout.title.text.startswith("Conformal intervals at 90%: sliding window w = 1")
+
+    ns = np.array([2, 3])
+    fig = en.virasoro_figure(
+        {"DRA": (ns, np.array([0.1, 0.2])), "ReLU": (ns, np.array([0.3, 0.4]))},
+        {"DRA": "blue"},
+        null=(ns, np.array([1.0, 1.0])),
+    )
+    assert [t.type for t in fig.data] == ["bar", "bar", "scatter"]
+    assert fig.data[0].marker.color == "blue" and list(fig.data[2].y) == [1.0, 1.0]
+
+    r2 = {"trained DRA network": np.array([0.9, np.nan]), "inputs (control)": np.array([-0.2, 0.5])}
+    fig = en.probe_figure(r2, ["a", "b"], "ID test")
+    assert [t.name for t in fig.data] == list(r2) and fig.layout.yaxis.range[0] == pytest.approx(
+        -0.2
+    )
+    assert fig.data[1].marker.color == "#ff7f0e"
+
+
+# --- the Virasoro constraints in predictions ----------------------------------------
+
+
+def test_virasoro_equations_of_genus_one_by_hand():
+    data = en.Dataset.from_rows(en.generate(1, 3), 3)
+    one = data.subset(np.flatnonzero(data.g == 1))
+    eqs = en.virasoro_equations(one)
+    # string: (2,0)->(1); (2,1,0)->(1,1)+(2,0); (3,0,0)->(2,0)
+    # dilaton: (1,1)->1*(1); (2,1,0)->2*(2,0); (1,1,1)->2*(1,1); <tau_1>_1 is the base case
+    parts = [tuple(int(v) for v in d if v >= 0) for d in one.d]
+    found = set()
+    for e, (kind, lhs) in enumerate(zip(eqs.kind, eqs.lhs)):
+        terms = eqs.term_eq == e
+        rhs = sorted(
+            (parts[r], round(float(np.exp(c)))) for r, c in zip(eqs.row[terms], eqs.log_coef[terms])
+        )
+        found.add((kind, parts[lhs], tuple(rhs)))
+    assert found == {
+        ("string", (2, 0), (((1,), 1),)),
+        ("string", (2, 1, 0), (((1, 1), 1), ((2, 0), 1))),
+        ("string", (3, 0, 0), (((2, 0), 1),)),
+        ("dilaton", (1, 1), (((1,), 1),)),
+        ("dilaton", (2, 1, 0), (((2, 0), 2),)),
+        ("dilaton", (1, 1, 1), (((1, 1), 2),)),
+    }
+
+
+def test_virasoro_residuals_are_zero_on_exact_numbers():
+    data = en.Dataset.from_rows(en.generate(6, 5), 5)
+    eqs = en.virasoro_equations(data)
+    assert {"string", "dilaton"} <= set(eqs.kind) and len(eqs.lhs) > 500
+    np.testing.assert_allclose(en.virasoro_residuals(eqs, data.log_value), 0.0, atol=1e-10)
+    # on a held-out genus alone, too: both sides have the same genus
+    top = data.subset(np.flatnonzero(data.g == 6))
+    top_eqs = en.virasoro_equations(top)
+    assert len(top_eqs.lhs) > 100
+    np.testing.assert_allclose(en.virasoro_residuals(top_eqs, top.log_value), 0.0, atol=1e-10)
+    # an error common to one genus cancels; an error on one row does not
+    np.testing.assert_allclose(en.virasoro_residuals(top_eqs, top.log_value + 2.5), 0.0, atol=1e-10)
+    bumped = top.log_value.copy()
+    bumped[top_eqs.lhs[0]] += 0.3
+    residual = en.virasoro_residuals(top_eqs, bumped)
+    assert residual[0] == pytest.approx(0.3) and np.abs(residual).max() == pytest.approx(0.3)
+
+
+def test_shuffled_residuals_null():
+    data = en.Dataset.from_rows(en.generate(5, 4), 4)
+    eqs = en.virasoro_equations(data)
+    rng = np.random.default_rng(0)
+    zero = en.shuffled_residuals(eqs, data.log_value, data.log_value, data.g, rng)
+    np.testing.assert_allclose(zero, 0.0, atol=1e-10)  # no error to shuffle
+    # a per-genus offset cancels in the model but not once shuffled across genera
+    offset = data.log_value + data.g
+    assert np.abs(en.virasoro_residuals(eqs, offset)).max() < 1e-10
+    mixed = en.shuffled_residuals(eqs, data.log_value, offset, np.zeros(len(data)), rng)
+    within = en.shuffled_residuals(eqs, data.log_value, offset, data.g, rng)
+    assert mixed.mean() > 0.5 and within.max() < 1e-10
+    keys, means = en.mean_by(np.array([1.0, 3.0, 5.0]), np.array([2, 2, 7]))
+    assert list(keys) == [2, 7] and list(means) == [2.0, 5.0]
+
+
+# --- probing ------------------------------------------------------------------------
+
+
+def test_control_probe_sees_no_hidden_state():
+    rows = en.generate(4, 4)
+    data = en.Dataset.from_rows(rows, 4)
+    features = en.input_features(data)
+    assert features.shape == (len(data), 8 + 3 * 4)  # INPUT_FEATURES
+    # a function of (g, n, d) alone: the target (or anything else) never enters
+    scrambled = en.Dataset(
+        data.g, data.n, data.d, np.random.default_rng(0).permutation(data.log_value)
+    )
+    np.testing.assert_array_equal(en.input_features(scrambled), features)
+    # row by row: each row's features depend on that row's inputs only
+    order = np.random.default_rng(1).permutation(len(data))
+    np.testing.assert_array_equal(en.input_features(data.subset(order)), features[order])
+    # the inputs themselves are there, and the padding reads as 0 with a flag
+    np.testing.assert_array_equal(features[:, 0], data.g)
+    np.testing.assert_array_equal(features[:, 1], data.n)
+    np.testing.assert_array_equal(features[:, 8:12], np.maximum(data.d, 0))
+    np.testing.assert_array_equal(features[:, 16:20], data.d >= 0)
+    assert np.array_equal(features[:, 6], (data.d == 0).sum(axis=1))
+
+
+def test_probe_targets_and_log_ratio():
+    data = en.Dataset.from_rows(en.generate(5, 3), 3)
+    targets = en.probe_targets(data)
+    assert targets.shape == (len(data), len(en.PROBE_TARGETS)) == (len(data), 4)
+    np.testing.assert_allclose(targets[:, :3].sum(axis=1) + targets[:, 3], data.log_value)
+    one_point = (data.n == 1) & (data.g >= 1)
+    np.testing.assert_allclose(targets[one_point, 3], 0.0, atol=1e-9)  # exact for n = 1
+
+
+def test_probe_r2_reads_a_linear_target_and_not_noise():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((400, 5))
+    y = np.column_stack([x @ np.arange(1.0, 6.0), rng.standard_normal(400)])
+    scores = en.probe_r2(x[:300], y[:300], x[300:], y[300:])
+    assert scores[0] > 0.99 and scores[1] < 0.1
+
+
+# --- conformal widths ---------------------------------------------------------------
+
+
+def test_width_tracking():
+    n = np.repeat([1, 2, 3, 4], [5, 50, 50, 50])
+    errors = np.abs(np.random.default_rng(0).standard_normal(len(n))) * n
+    rho, used, width, needed = en.width_tracking(0.5 * n.astype(float), errors, n, 0.9, 10)
+    assert list(used) == [2, 3, 4] and rho == pytest.approx(1.0)
+    np.testing.assert_allclose(width, [2.0, 3.0, 4.0])
+    rho, *_ = en.width_tracking(np.full(len(n), 1.0), errors, n, 0.9, 10)
+    assert np.isnan(rho)  # one global width has no ranking to follow
