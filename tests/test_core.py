@@ -255,6 +255,7 @@ def test_claim_status_is_computed_from_bounds_and_declared_gaps(demo_chapter):
     assert c.measured == "[11, 9]" and b.diagnosis == "our data are larger"
     assert d.bound == "a > 0; b < 0"
     assert (a.value, c.value, d.value) == (2.5, [11.0, 9.0], {"a": 1.0, "b": -1.0})
+    assert core.json_value([1, np.nan]) == [1.0, None] and core.json_value(np.nan) is None
     notebook = {"cells": [{"outputs": [{"data": bundle}]} for bundle in demo_chapter]}
     assert core.read_claims(json.loads(json.dumps(notebook))) == [a, b, c, d]
     assert core.claims_table() == [a, b, c, d]

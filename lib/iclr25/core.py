@@ -723,12 +723,14 @@ def format_value(value: Any) -> str:
 
 
 def json_value(value: Any) -> Any:
-    """A claim's value as JSON: a number, a list of numbers, or a mapping of those."""
+    """A claim's value as JSON: a number, a list of numbers, or a mapping of those; NaN
+    (which JSON lacks) is ``None``."""
     if isinstance(value, Mapping):
         return {str(k): json_value(v) for k, v in value.items()}
     if np.ndim(value):
-        return [float(v) for v in np.ravel(value)]
-    return float(value)
+        return [json_value(v) for v in np.ravel(value)]
+    number = float(value)
+    return None if np.isnan(number) else number
 
 
 def claim(
