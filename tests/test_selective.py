@@ -1,4 +1,5 @@
-"""iclr25.chapters.selective: AURC against hand computations, the scores, and label smoothing."""
+"""iclr25.chapters.selective: AURC, E-AURC and AUROC against hand computations, the
+scores, label smoothing, the matched-input suppression and the official recipe."""
 
 import itertools
 
@@ -7,7 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from iclr25 import vision
 from iclr25.chapters import selective
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / "cache"))
 
 
 def test_aurc_matches_a_hand_computation():
@@ -59,14 +66,74 @@ def test_aurc_refuses_mismatched_inputs():
         selective.aurc([0.1, 0.2], [True])
 
 
+def test_e_aurc_is_zero_for_a_perfect_ranking_at_any_accuracy():
+    for n_wrong in (0, 1, 5, 9):
+        correct = np.arange(10) >= n_wrong
+        assert selective.e_aurc(correct.astype(float), correct) == pytest.approx(0.0, abs=1e-12)
+    # the hand example of test_aurc_matches_a_hand_computation: one error among four,
+    # ranked third; the oracle ranks it last (risk 0, 0, 0, 0, 1/4: area 1/32)
+    scores, correct = [0.9, 0.8, 0.7, 0.6], [True, True, False, True]
+    assert selective.oracle_aurc(0.25, 4) == pytest.approx(1 / 32)
+    assert selective.e_aurc(scores, correct) == pytest.approx(11 / 96 - 1 / 32)
+
+
+def test_e_aurc_separates_ranking_from_accuracy():
+    # a random score: AURC about the error rate, E-AURC about error rate minus oracle;
+    # two perfect rankings at different accuracies differ in AURC, not in E-AURC
+    rng = np.random.default_rng(3)
+    few, many = np.arange(1000) >= 50, np.arange(1000) >= 300
+    assert selective.aurc(few.astype(float), few) < selective.aurc(many.astype(float), many)
+    assert selective.e_aurc(few.astype(float), few) == pytest.approx(0.0, abs=1e-12)
+    assert selective.e_aurc(many.astype(float), many) == pytest.approx(0.0, abs=1e-12)
+    assert selective.e_aurc(rng.random(1000), many) > 0.1
+
+
+def test_auroc_matches_a_hand_computation_and_counts_ties_half():
+    # correct scored 0.9, 0.5; wrong scored 0.7, 0.1: pairs (c > w): 0.9>0.7, 0.9>0.1,
+    # 0.5>0.1 -> 3 of 4
+    scores, correct = [0.9, 0.7, 0.5, 0.1], [True, False, True, False]
+    assert selective.auroc(scores, correct) == pytest.approx(3 / 4)
+    assert selective.auroc([1.0, 1.0], [True, False]) == pytest.approx(0.5)
+    assert selective.auroc(np.array(correct, float), correct) == pytest.approx(1.0)
+    assert np.isnan(selective.auroc([0.3, 0.4], [True, True]))
+    with pytest.raises(ValueError, match="two 1-d arrays of one length"):
+        selective.auroc([0.1, 0.2], [True])
+
+
 def test_normalised_max_logit_is_invariant_to_positive_scaling():
     logits = torch.randn(50, 7)
     for p in selective.P_GRID:
-        base = selective.normalised_max_logit(logits, p)
-        for scale in (1e-3, 0.5, 3.0, 1e4):
-            assert torch.allclose(selective.normalised_max_logit(scale * logits, p), base)
+        for centre in (True, False):
+            base = selective.normalised_max_logit(logits, p, centre)
+            for scale in (1e-3, 0.5, 3.0, 1e4):
+                scaled = selective.normalised_max_logit(scale * logits, p, centre)
+                assert torch.allclose(scaled, base)
     # the softmax confidence is not: scaling logits changes the MSP
     assert not torch.allclose(selective.msp(3 * logits), selective.msp(logits))
+
+
+def test_centred_normalisation_ignores_a_shift_of_the_logits():
+    logits = torch.randn(40, 5, dtype=torch.double)
+    shift = 10 * torch.randn(40, 1, dtype=torch.double)  # one constant per example
+    for p in (1, 2, 5):
+        base = selective.normalised_max_logit(logits, p)
+        assert torch.allclose(selective.normalised_max_logit(logits + shift, p), base)
+        # the uncentred score is not shift-invariant...
+        raw = selective.normalised_max_logit(logits + shift, p, centre=False)
+        assert not torch.allclose(raw, selective.normalised_max_logit(logits, p, centre=False))
+        # ...and for logits that already have zero mean the two agree
+        zero_mean = logits - logits.mean(-1, keepdim=True)
+        assert torch.allclose(
+            selective.normalised_max_logit(zero_mean, p, centre=False),
+            selective.normalised_max_logit(zero_mean, p),
+        )
+    # by hand: z = (3, 1, 2) -> u = (1, -1, 0), ||u||_2 = sqrt(2), ||u||_1 = 2
+    z = torch.tensor([[3.0, 1.0, 2.0]])
+    assert float(selective.normalised_max_logit(z, 2)) == pytest.approx(1 / np.sqrt(2))
+    assert float(selective.normalised_max_logit(z, 1)) == pytest.approx(0.5)
+    assert torch.allclose(selective.centred(z), torch.tensor([[1.0, -1.0, 0.0]]).double())
+    # all logits equal: no direction, the lowest score (0), not NaN
+    assert float(selective.normalised_max_logit(torch.full((1, 4), 2.5), 3)) == 0.0
 
 
 def test_choose_p_picks_the_validation_minimum():
@@ -134,6 +201,7 @@ def test_evaluate_chooses_p_on_validation_and_scores_the_test_split():
 
 def test_bounds_name_every_declared_gap():
     assert set(selective.KNOWN_GAPS) <= set(selective.BOUNDS)
+    assert all(isinstance(d, str) and len(d) > 100 for d in selective.KNOWN_GAPS.values())
 
 
 def evaluation(seed: int, n: int = 1000) -> selective.Evaluation:
@@ -174,3 +242,99 @@ def test_sensitivity_figure_bars_aurc_and_accuracy_by_setting():
     assert list(fig.data[2].y) == pytest.approx([2.0, 4.5])
     assert list(fig.data[4].y) == pytest.approx([91.0, 79.0]) and fig.data[4].xaxis == "x2"
     assert tuple(fig.layout.yaxis2.range) == (70, 100) and fig.layout.barmode == "group"
+
+
+def test_evaluation_reports_ranking_metrics_beside_aurc():
+    result = evaluation(4)
+    assert result.eaurc_msp == pytest.approx(
+        result.aurc_msp - selective.oracle_aurc(1 - result.accuracy, len(result.correct))
+    )
+    assert result.auroc_msp == pytest.approx(selective.auroc(result.msp, result.correct))
+    assert result.eaurc_norm <= result.aurc_norm and 0 <= result.auroc_norm <= 1
+    summary = result.summary()
+    assert summary["eaurc_norm"] == result.eaurc_norm and summary["p"] == result.p
+    assert set(summary) >= {"accuracy", "aurc_msp", "eaurc_msp", "auroc_msp", "auroc_norm"}
+
+
+def test_suppression_compares_the_same_inputs_binned_by_ce_confidence():
+    from dataclasses import replace
+
+    base = evaluation(5, n=10)
+    confidence = np.linspace(0.2, 0.95, 10)
+    ce_margin = np.arange(1.0, 11.0)
+    # LS keeps the max logit of the five least confident inputs, halves the others
+    factor = np.r_[np.ones(5), np.full(5, 0.5)]
+    order = np.random.default_rng(0).permutation(10)  # the inputs in any order
+    ce = replace(
+        base, msp=confidence[order], margin=ce_margin[order], correct=(confidence > 0.5)[order]
+    )
+    ls = replace(base, msp=np.full(10, 0.5), margin=(ce_margin * factor)[order])
+    curve = selective.suppression_by_confidence(ce, ls, bins=2)
+    np.testing.assert_allclose(curve.ratio, [1.0, 0.5])
+    np.testing.assert_allclose(curve.confidence, [confidence[:5].mean(), confidence[5:].mean()])
+    np.testing.assert_allclose(curve.ce_accuracy, [0.2, 1.0])
+    with pytest.raises(ValueError, match="two evaluations of one test set"):
+        selective.suppression_by_confidence(ce, evaluation(6, n=20), bins=2)
+
+
+def test_recipe_steps_at_a_third_and_two_thirds_like_the_official_configs():
+    assert selective.Recipe(epochs=75).steps() == [25, 50]  # the official CIFAR milestones
+    assert selective.Recipe(epochs=18).steps() == [6, 12]
+    assert selective.Recipe(epochs=1).steps() == []
+    recipe = selective.Recipe(epochs=9)
+    assert (recipe.lr, recipe.momentum, recipe.weight_decay, recipe.batch_size) == (
+        0.1,
+        0.9,
+        5e-4,
+        128,
+    )
+
+
+def test_train_is_deterministic_cached_and_shares_the_initialisation(tmp_path, monkeypatch):
+    data = vision.load("shapes", 0, 60)
+    model = vision.ModelConfig.for_data("mlp", data, width=8)
+    recipe = selective.Recipe(epochs=6, batch_size=12, seed=3)
+    net, losses = selective.train(data, model, 0.0, recipe)
+    assert len(losses) == 6 and losses[-1] < losses[0]
+    assert not net.training
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / "fresh"))  # retrain from scratch
+    again, losses_again = selective.train(data, model, 0.0, recipe)
+    assert losses_again == pytest.approx(losses)
+    for a, b in zip(net.state_dict().values(), again.state_dict().values()):
+        assert torch.equal(a, b)
+    # a negligible rate leaves the initialisation: the same for CE and LS of one seed
+    still = selective.Recipe(epochs=1, lr=1e-9, seed=3)
+    ce, _ = selective.train(data, model, 0.0, still)
+    ls, _ = selective.train(data, model, 0.3, still)
+    for a, b in zip(ce.state_dict().values(), ls.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_alpha_figure_draws_both_scores_with_error_bars_per_setting():
+    series = {
+        "shapes, mlp": {
+            "MSP": ([0.02, 0.03], [0.001, 0.002]),
+            "normalised": ([0.02, 0.02], [0, 0]),
+        },
+        "digits, cnn": {"MSP": ([0.05, 0.06], [0.0, 0.01]), "normalised": ([0.05, 0.04], [0, 0])},
+    }
+    fig = selective.alpha_figure([0.0, 0.3], series, "E-AURC")
+    assert [t.name for t in fig.data] == ["MSP", "normalised"] * 2
+    assert [t.showlegend for t in fig.data] == [True, True, False, False]
+    assert list(fig.data[0].x) == [0.0, 0.3]
+    assert list(fig.data[0].y) == pytest.approx([2.0, 3.0])
+    assert list(fig.data[0].error_y.array) == pytest.approx([0.1, 0.2])
+    assert fig.data[3].xaxis == "x2" and list(fig.data[3].y) == pytest.approx([5.0, 4.0])
+    assert [a.text for a in fig.layout.annotations] == list(series)
+    assert fig.layout.yaxis.title.text == "E-AURC (%)"
+
+
+def test_suppression_figure_draws_one_line_per_setting_against_ce_confidence():
+    curve = selective.Suppression(np.array([0.3, 0.9]), np.array([0.4, 0.95]), np.array([0.8, 0.4]))
+    fig = selective.suppression_figure({"a": (curve, [0.05, 0.02]), "b": (curve, [0, 0])}, 0.3)
+    assert [t.name for t in fig.data] == ["a", "b"]
+    assert list(fig.data[0].x) == pytest.approx([0.3, 0.9])
+    assert list(fig.data[0].y) == pytest.approx([0.8, 0.4])
+    assert list(fig.data[0].error_y.array) == pytest.approx([0.05, 0.02])
+    assert list(fig.data[0].customdata) == pytest.approx([40.0, 95.0])  # CE accuracy (%)
+    assert fig.layout.shapes[0].y0 == 1 and "alpha = 0.3" in fig.layout.title.text

@@ -17,11 +17,14 @@ alpha (P(correct | x) - 1 / K): LS pushes the max logit down *more* where the
 prediction is likely correct, which squeezes confident-correct and uncertain-wrong
 predictions together and worsens the MSP ranking. The post-hoc fix scores with the
 max of the p-norm-normalised logits, max_k z_k / ||z||_p, with p chosen on
-validation AURC.
+validation AURC. As in the official search, the logits are centred (their mean over
+the classes subtracted) before the norm is taken.
 
-What is here: the risk-coverage curve and AURC as the paper's code computes them,
-the MSP and normalised-logit scores, the choice of p, and the LS targets and logit
-gradient for the mechanism.
+What is here: the risk-coverage curve and AURC as the paper's code computes them, the
+excess AURC over the oracle (E-AURC) and the AUROC of correct against wrong, the MSP
+and normalised-logit scores, the choice of p, the LS targets and logit gradient, the
+max-logit suppression on matched inputs, and the official training recipe (SGD, lr 0.1,
+momentum 0.9, weight decay 5e-4, the rate divided by 10 at 1/3 and 2/3 of the epochs).
 
 AURC is written by hand, following the official code's ``risk_coverage_curve``
 (ENSTA-U2IS-AI/Label-smoothing-Selective-classification-Code): torch-uncertainty's
@@ -35,15 +38,17 @@ curve at the error rate.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from plotly.colors import qualitative
 
-from iclr25 import core
+from iclr25 import core, vision
 from iclr25.core import Param
 
 if TYPE_CHECKING:
@@ -107,6 +112,34 @@ def oracle_aurc(error_rate: float, n: int) -> float:
     return aurc(correct.astype(float), correct)
 
 
+def e_aurc(scores: np.ndarray | torch.Tensor, correct: np.ndarray | torch.Tensor) -> float:
+    """Excess AURC: the AURC minus that of the oracle ranking at the same error rate.
+
+    The oracle puts every error below every correct prediction, so the excess is zero
+    for a perfect ranking whatever the accuracy: it scores the ranking alone, where
+    the AURC also grows with the error rate."""
+    correct = _as_numpy(correct).astype(bool)
+    return aurc(scores, correct) - oracle_aurc(1.0 - float(correct.mean()), len(correct))
+
+
+def auroc(scores: np.ndarray | torch.Tensor, correct: np.ndarray | torch.Tensor) -> float:
+    """AUROC of the score separating correct from wrong predictions: the probability
+    that a random correct prediction scores above a random error (ties count a half);
+    NaN when all predictions are correct or all wrong (scikit-learn's
+    ``roc_auc_score``)."""
+    from sklearn.metrics import roc_auc_score
+
+    scores, correct = _as_numpy(scores).astype(np.float64), _as_numpy(correct).astype(bool)
+    if scores.shape != correct.shape or scores.ndim != 1:
+        raise ValueError(
+            f"auroc needs two 1-d arrays of one length, got shapes "
+            f"{scores.shape} and {correct.shape}"
+        )
+    if correct.all() or not correct.any():
+        return float("nan")
+    return float(roc_auc_score(correct, scores))
+
+
 # ---------------------------------------------------------------------------------
 # Confidence scores
 # ---------------------------------------------------------------------------------
@@ -118,19 +151,30 @@ def msp(logits: torch.Tensor) -> torch.Tensor:
     return logits.double().softmax(-1).amax(-1)
 
 
-def normalised_max_logit(logits: torch.Tensor, p: float) -> torch.Tensor:
-    """The paper's fix: max_k z_k / ||z||_p, the max of the p-norm-normalised logits.
-
-    Invariant to scaling z by any positive constant, so it ranks by the *direction*
-    of the logit vector and ignores the magnitude LS suppresses unevenly. (The official
-    ``norm_logits`` can also shift z first, by a constant, its mean or its minimum;
-    the score here is unshifted.)
-    """
+def centred(logits: torch.Tensor) -> torch.Tensor:
+    """The logits minus their mean over the classes, in float64: the same softmax and
+    the same prediction, with the shift that softmax ignores taken out."""
     z = logits.double()
-    return (z / torch.linalg.vector_norm(z, ord=p, dim=-1, keepdim=True)).amax(-1)
+    return z - z.mean(-1, keepdim=True)
 
 
-P_GRID = tuple(range(1, 9))
+def normalised_max_logit(logits: torch.Tensor, p: float, centre: bool = True) -> torch.Tensor:
+    """The paper's fix: max_k u_k / ||u||_p, the max of the p-norm-normalised logits,
+    with u the centred logits (or the raw logits if ``centre`` is False).
+
+    Invariant to scaling the logits by a positive constant, so it ranks by the
+    *direction* of the logit vector and ignores the magnitude LS suppresses unevenly;
+    centred, it is invariant to adding a constant to every logit too, as the softmax is
+    (the official search centres with ``norm_logits(..., add_unit="mean")``).
+    """
+    z = centred(logits) if centre else logits.double()
+    norm = torch.linalg.vector_norm(z, ord=p, dim=-1, keepdim=True)
+    # all logits equal: the centred vector is zero and so is its score
+    return (z / norm.clamp_min(torch.finfo(torch.float64).tiny)).amax(-1)
+
+
+P_GRID = tuple(range(1, 11))
+"""The norms p searched, as in the official search on ImageNet (1 to 10)."""
 
 
 def choose_p(
@@ -176,9 +220,10 @@ def max_logit_pull(p_correct: np.ndarray | float, alpha: float, n_classes: int) 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A classifier's selective-classification results on the test set: accuracy,
-    AURC by MSP, the p chosen on validation and the AURC of the normalised max logit,
-    their risk-coverage curves, and per example the max logit and correctness."""
+    """A classifier's selective-classification results on the test set: accuracy; by
+    MSP and by the normalised max logit (p chosen on validation), the AURC, E-AURC,
+    AUROC and risk-coverage curve; and per example the MSP, the centred max logit
+    (max logit minus the mean logit) and correctness."""
 
     accuracy: float
     aurc_msp: float
@@ -186,8 +231,18 @@ class Evaluation:
     aurc_norm: float
     curve_msp: RiskCoverage
     curve_norm: RiskCoverage
-    max_logit: np.ndarray
+    msp: np.ndarray
+    margin: np.ndarray
     correct: np.ndarray
+    eaurc_msp: float
+    eaurc_norm: float
+    auroc_msp: float
+    auroc_norm: float
+
+    def summary(self) -> dict[str, float]:
+        """The scalar results, by name (a table row)."""
+        names = ("accuracy", "p", "aurc_msp", "aurc_norm", "eaurc_msp", "eaurc_norm")
+        return {name: float(getattr(self, name)) for name in (*names, "auroc_msp", "auroc_norm")}
 
 
 def evaluate(
@@ -203,15 +258,147 @@ def evaluate(
     by_msp = msp(test_logits)
     by_norm = normalised_max_logit(test_logits, p)
     return Evaluation(
-        float(correct.mean()),
-        aurc(by_msp, correct),
-        p,
-        aurc(by_norm, correct),
-        risk_coverage(by_msp, correct),
-        risk_coverage(by_norm, correct),
-        test_logits.amax(-1).double().numpy(),
-        correct,
+        accuracy=float(correct.mean()),
+        aurc_msp=aurc(by_msp, correct),
+        p=p,
+        aurc_norm=aurc(by_norm, correct),
+        curve_msp=risk_coverage(by_msp, correct),
+        curve_norm=risk_coverage(by_norm, correct),
+        msp=by_msp.numpy(),
+        margin=centred(test_logits).amax(-1).numpy(),
+        correct=correct,
+        eaurc_msp=e_aurc(by_msp, correct),
+        eaurc_norm=e_aurc(by_norm, correct),
+        auroc_msp=auroc(by_msp, correct),
+        auroc_norm=auroc(by_norm, correct),
     )
+
+
+# ---------------------------------------------------------------------------------
+# The mechanism on matched inputs
+# ---------------------------------------------------------------------------------
+
+
+class Suppression(NamedTuple):
+    """Per bin of the CE model's confidence (equal counts, least confident first): the
+    mean CE MSP, the CE model's accuracy, and LS's median centred max logit over CE's."""
+
+    confidence: np.ndarray
+    ce_accuracy: np.ndarray
+    ratio: np.ndarray
+
+
+def suppression_by_confidence(ce: Evaluation, ls: Evaluation, bins: int = 5) -> Suppression:
+    """How much LS shrinks the max logit, on the *same* test inputs, binned by how
+    confident the CE model is on them (its MSP, which tracks P(correct | x)).
+
+    The max logit is taken centred (minus the mean logit), so a shift of all logits,
+    which the softmax ignores, does not count as suppression. A ratio below one means LS
+    lowered it; the paper's account predicts lower ratios in the confident bins."""
+    if len(ce.msp) != len(ls.msp) or not 1 <= bins <= len(ce.msp):
+        raise ValueError(
+            f"suppression_by_confidence needs two evaluations of one test set and "
+            f"1 <= bins <= {len(ce.msp)}; got {len(ce.msp)}, {len(ls.msp)} and {bins}"
+        )
+    groups = np.array_split(np.argsort(ce.msp, kind="stable"), bins)
+    return Suppression(
+        np.array([ce.msp[g].mean() for g in groups]),
+        np.array([ce.correct[g].mean() for g in groups]),
+        np.array([np.median(ls.margin[g]) / np.median(ce.margin[g]) for g in groups]),
+    )
+
+
+# ---------------------------------------------------------------------------------
+# Training: the official recipe
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The official training recipe: minibatch SGD (momentum 0.9, weight decay 5e-4 as
+    an L2 term) at ``lr`` 0.1, divided by ``gamma`` = 10 at each fraction of the epochs
+    in ``milestones`` (1/3 and 2/3: epochs 25 and 50 of 75 in the official CIFAR
+    configs), batch 128, the last iterate kept. ``seed`` fixes the initialisation
+    and the batch order, so CE and LS models of one seed share both."""
+
+    epochs: int
+    lr: float = 0.1
+    momentum: float = 0.9
+    weight_decay: float = 5e-4
+    batch_size: int = 128
+    milestones: tuple[float, ...] = (1 / 3, 2 / 3)
+    gamma: float = 0.1
+    seed: int = 0
+
+    def steps(self) -> list[int]:
+        """The epochs after which the rate drops (torch's ``MultiStepLR`` milestones)."""
+        return sorted({round(f * self.epochs) for f in self.milestones} - {0, self.epochs})
+
+
+def _fingerprint(*tensors: torch.Tensor) -> str:
+    digest = hashlib.sha256()
+    for t in tensors:
+        digest.update(t.numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def train(
+    data: vision.ImageData,
+    model: vision.ModelConfig,
+    alpha: float,
+    recipe: Recipe,
+    *,
+    device: str | torch.device = "cpu",
+    threads: int = 1,
+) -> vision.Trained:
+    """Train ``model`` on ``data.train`` with LS ``alpha`` (0: plain cross-entropy) by
+    ``recipe``; the weights and the mean training loss of each epoch are cached by data,
+    model, alpha and recipe. Torch uses ``threads`` CPU threads while training
+    (:func:`iclr25.core.threads`). Returns the model (in eval mode) and the losses."""
+    device = core.get_device(device) if isinstance(device, str) else device
+    key = {
+        "data": {**data.spec, "train": _fingerprint(data.train.x, data.train.y)},
+        "model": asdict(model),
+        "alpha": alpha,
+        "recipe": asdict(recipe),
+    }
+
+    def fit() -> dict[str, Any]:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(recipe.seed)
+            net = vision.build(model).to(device)
+        x, y = data.train.x.to(device), data.train.y.to(device)
+        order = torch.Generator().manual_seed(recipe.seed)
+        opt = torch.optim.SGD(
+            net.parameters(),
+            recipe.lr,
+            momentum=recipe.momentum,
+            weight_decay=recipe.weight_decay,
+        )
+        schedule = torch.optim.lr_scheduler.MultiStepLR(opt, recipe.steps(), recipe.gamma)
+        losses = []
+        net.train()
+        for _ in range(recipe.epochs):
+            perm, total = torch.randperm(len(y), generator=order).to(device), 0.0
+            for start in range(0, len(y), recipe.batch_size):
+                idx = perm[start : start + recipe.batch_size]
+                opt.zero_grad()
+                loss = F.cross_entropy(net(x[idx]), y[idx], label_smoothing=alpha)
+                loss.backward()
+                opt.step()
+                total += loss.item() * len(idx)
+            schedule.step()
+            losses.append(total / len(y))
+        return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "losses": losses}
+
+    def fit_on_threads() -> dict[str, Any]:
+        with core.threads(threads):
+            return fit()
+
+    stored = core.cached("selective-classifier", key, fit_on_threads)
+    net = vision.build(model)
+    net.load_state_dict(stored["state"])
+    return vision.Trained(net.to(device).eval(), [float(v) for v in stored["losses"]])
 
 
 # ---------------------------------------------------------------------------------
@@ -222,16 +409,18 @@ PARAMETERS = {
     "n": Param(8000, "images per generated dataset (split 60/20/20)", low=100, high=200000),
     "alpha_max": Param(0.3, "largest label-smoothing alpha", low=0.01, high=0.9),
     "n_alphas": Param(3, "alphas alpha_max * k / n_alphas, k = 1..n_alphas", low=1, high=10),
-    "seeds": Param(2, "training seeds per configuration", low=1, high=20),
+    "seeds": Param(3, "training seeds per configuration", low=1, high=20),
     "arch_b": Param("cnn", "second architecture, beside the MLP", choices=("cnn", "vit")),
-    "epochs_mlp": Param(
-        30, "training epochs of the MLP (the last tenth at lr / 10)", low=1, high=500
-    ),
-    "epochs_b": Param(20, "training epochs of the second architecture (likewise)", low=1, high=500),
+    "epochs_mlp": Param(40, "SGD epochs of the MLP (lr / 10 at 1/3 and 2/3)", low=1, high=500),
+    "epochs_b": Param(18, "SGD epochs of the second architecture (likewise)", low=1, high=500),
     "width_mlp": Param(128, "hidden units of the MLP", low=2, high=4096),
     "width_b": Param(8, "first-block channels (CNN) or token width (ViT)", low=4, high=1024),
-    "lr": Param(0.002, "Adam learning rate", low=1e-5, high=1.0),
+    "lr": Param(
+        0.1, "SGD learning rate (momentum 0.9), as the official recipe", low=1e-5, high=1.0
+    ),
+    "weight_decay": Param(5e-4, "SGD weight decay (L2), as the official recipe", low=0.0, high=0.1),
     "batch_size": Param(128, "minibatch size", low=1, high=8192),
+    "bins": Param(5, "bins of CE confidence for the max-logit suppression", low=2, high=50),
     "seed": Param(0, "seed of the datasets and of the first training run", low=0),
     "device": Param("auto", "compute device", choices=("auto", "cpu", "cuda")),
 }
@@ -251,43 +440,90 @@ SMOKE = {
 # ---------------------------------------------------------------------------------
 
 BOUNDS = {
-    # AURC(LS) - AURC(CE), each (setting, alpha): LS must raise it everywhere
+    # AURC(LS) - AURC(CE) by MSP, each (setting, alpha): LS must raise it everywhere
     "ls_worse_aurc": core.Bound(gt=0),
+    # E-AURC(LS) - E-AURC(CE) by MSP, each (setting, alpha): the ranking alone is worse
+    "ls_worse_eaurc": core.Bound(gt=0),
+    # AUROC(CE) - AUROC(LS) by MSP, correct vs wrong, each (setting, alpha)
+    "ls_worse_auroc": core.Bound(gt=0),
     # accuracy(LS) - accuracy(CE), each (setting, alpha): at most 1 point lost
     "accuracy_kept": core.Bound(ge=-0.01),
     # Spearman rho(alpha, mean AURC), each setting: an upward trend (null value 0)
     "grows_with_alpha": core.Bound(gt=0),
-    # LS/CE median max logit, wrong minus correct, each setting: correct shrink more
+    # LS/CE centred max logit on the same inputs, least minus most CE-confident bin
     "suppresses_correct_more": core.Bound(gt=0),
-    # share of the AURC lost to LS that normalisation wins back: "most" is over half
+    # share of the E-AURC lost to LS that normalisation wins back: "most" is over half
     "normalisation_recovers": core.Bound(gt=0.5),
+    # AURC gain of normalising, LS (largest alpha) minus CE, each setting
+    "normalisation_little_for_ce": core.Bound(gt=0),
 }
 """Claim id -> the bound its value must meet, fixed before the run."""
 
-_OVERFIT = (
-    "The noisy digits are variants of the 1,797 digits that scikit-learn ships, so each split "
-    "draws on about a thousand distinct digits: a cross-entropy model trained for a few dozen "
-    "epochs over-fits them, and label smoothing then acts as a regulariser that raises "
-    "accuracy. The AURC counts errors as well as their ranking, so it falls with the error "
-    "rate whatever LS does to the ranking, and the paper's premise (LS keeps accuracy, so its "
-    "effect on the ranking shows) does not hold there. The generated shapes, where the data "
-    "are unlimited, do not have this problem. What would show the claim: a data set large "
-    "enough that CE does not over-fit (more distinct base images, not more variants), or "
-    "AURC compared at matched accuracy (E-AURC), over more seeds."
+_ACCURACY_MOVES = (
+    "The AURC counts errors as well as their ranking: at a given ranking quality it "
+    "grows with the error rate. In the paper's models LS keeps accuracy within a fraction "
+    "of a point, so a worse AURC means a worse ranking. Our small models move by one or "
+    "two points of accuracy when LS is switched on: the noisy digits draw on about a "
+    "thousand distinct training digits, which a model over-fits, and LS then acts as a "
+    "regulariser that can raise accuracy; the small models on the ambiguous shapes can "
+    "lose accuracy to LS instead. Either way the AURC of a (setting, alpha) pair can "
+    "follow the accuracy change rather than the ranking, in either direction, and a "
+    "claim on every pair fails where it does. E-AURC and AUROC (the claims beside this "
+    "one) take the accuracy out. What would show the AURC claim: models whose accuracy LS "
+    "leaves unchanged, i.e. larger data sets (more distinct base images) and models "
+    "trained to convergence at high accuracy, over more seeds."
+)
+
+_AFTER_THE_RUN = (
+    "Declared after the first book run of the redesigned chapter missed it (issue #15: a "
+    "claim that fails after the redesign is a known gap with a diagnosis)."
 )
 
 KNOWN_GAPS: dict[str, str] = {
-    "ls_worse_aurc": _OVERFIT,
-    "grows_with_alpha": _OVERFIT,
+    "ls_worse_aurc": _ACCURACY_MOVES,
+    "grows_with_alpha": _ACCURACY_MOVES,
+    "accuracy_kept": (
+        "Each model's accuracy is measured on 1,600 test images (a sampling standard error "
+        "of about one point) and varies from seed to seed by a similar amount, and our "
+        "three seeds leave a change of one point in accuracy within the noise: a bound of "
+        "at most one point lost, required on every one of twelve (setting, alpha) pairs, "
+        "fails by chance on some pair even for a true change of zero. Our small models "
+        "also sit where LS can cost accuracy: the shapes are ambiguous by construction, "
+        "and a model of limited capacity gives up some fit to the smoothed targets. What "
+        "would show it: larger test sets and more seeds, and models large enough to fit "
+        "the data, where LS is known to keep accuracy."
+    ),
+    **dict.fromkeys(
+        ("ls_worse_eaurc", "ls_worse_auroc"),
+        f"{_AFTER_THE_RUN} Each claim asks for a worse ranking on every one of twelve "
+        "(setting, alpha) pairs, the smallest alpha = 0.1 included, where the paper's own "
+        "degradation is smallest (it grows with alpha). There LS changes our small models' "
+        "ranking by a fraction of a point, and 1,600 test images and three seeds measure a "
+        "difference in E-AURC or AUROC to about that precision, so one of the small-alpha "
+        "pairs lands on the wrong side by chance. What would show it: more seeds and test "
+        "points at the smallest alpha, or larger models where LS's effect is larger.",
+    ),
+    "suppresses_correct_more": (
+        f"{_AFTER_THE_RUN} The paper's mechanism needs CE's confident logits to keep "
+        "growing: cross-entropy drives the loss of easy, correct examples towards zero by "
+        "raising their max logit without bound, while LS caps it where the smoothed target "
+        "is met, so the gap between CE and LS is largest where CE is confident. Our models "
+        "train for 18 to 40 epochs with weight decay 5e-4, short of convergence (their "
+        "losses still fall in the last third of the schedule), so CE's confident logits "
+        "have not pulled away from the rest, and LS's cap acts on them almost as a uniform "
+        "temperature. What would show it: models trained to convergence, as the official "
+        "recipe's 75 epochs and more on CIFAR-10, or longer training here."
+    ),
     "normalisation_recovers": (
-        "Logit normalisation (the max of the p-norm-normalised logits, p chosen on the "
-        "validation split) undoes LS's suppression of the max logit in models trained to "
-        "convergence at high accuracy, the paper's ImageNet and CIFAR models. Our models are "
-        "trained in seconds to well below that accuracy, where normalising the logits moves "
-        "the AURC of cross-entropy models as much as of LS models, and p is chosen on a "
-        "validation split of about 1,600 images with few errors to rank. What would show it: "
-        "models trained to convergence on larger data (`n`, `epochs_mlp`, `epochs_b` up, a "
-        "larger validation split) and more `seeds`."
+        f"{_AFTER_THE_RUN} Normalising by the p-norm of the centred logits wins back what LS "
+        "lost only when LS shrank confident predictions more than the others (the mechanism "
+        "claim above): dividing by the norm undoes a scale that differs between inputs. In "
+        "models trained short of convergence, where LS acts nearly as a uniform temperature "
+        "(see suppresses_correct_more), there is no input-dependent shrinkage to undo, and "
+        "dividing by the norm throws away the logit magnitude, which still ranks "
+        "predictions; with 6 or 10 classes the centred logits have few components, so a "
+        "large p gains little over the maximum. What would show it: the converged models "
+        "the mechanism needs, and the paper's 100 to 1,000 classes."
     ),
 }
 """Claim id -> why it is expected to miss at the book's scale, and what would show it."""
@@ -381,3 +617,67 @@ def sensitivity_figure(
         )
     fig.update_yaxes(range=[accuracy_floor, 100], row=1, col=2)
     return fig.update_layout(barmode="group", height=400, title=f"CE vs LS at alpha = {alpha:g}")
+
+
+def alpha_figure(
+    alphas: Iterable[float],
+    series: Mapping[str, Mapping[str, tuple[Iterable[float], Iterable[float]]]],
+    metric: str = "AURC",
+) -> go.Figure:
+    """The paper-style plot of a metric against alpha: one panel per setting of
+    ``series`` (its label -> score name -> (mean, standard deviation over seeds) at each
+    alpha, as fractions), one line per score with error bars, in percent."""
+    from plotly.subplots import make_subplots
+
+    alphas = list(alphas)
+    fig = make_subplots(rows=1, cols=len(series), subplot_titles=list(series))
+    colors = [COLORS["LS"], COLORS["LS, normalised"], *qualitative.Plotly[3:]]
+    for col, scores in enumerate(series.values(), start=1):
+        for (name, (mean, spread)), color in zip(scores.items(), colors):
+            fig.add_scatter(
+                x=alphas,
+                y=100 * np.asarray(list(mean), dtype=float),
+                error_y=dict(type="data", array=100 * np.asarray(list(spread), dtype=float)),
+                mode="lines+markers",
+                name=name,
+                legendgroup=name,
+                showlegend=col == 1,
+                line_color=color,
+                row=1,
+                col=col,
+                hovertemplate=f"{name}<br>alpha %{{x:g}}: {metric} %{{y:.2f}}%<extra></extra>",
+            )
+    fig.update_xaxes(title_text="alpha (0: CE)")
+    fig.update_yaxes(title_text=f"{metric} (%)", col=1)
+    return fig.update_layout(
+        title=f"{metric} against alpha (mean and standard deviation over seeds)", height=380
+    )
+
+
+def suppression_figure(
+    curves: Mapping[str, tuple[Suppression, Iterable[float]]], alpha: float
+) -> go.Figure:
+    """LS's centred max logit over CE's on the same inputs, by bin of CE confidence:
+    one line per setting of ``curves`` (its label -> the :class:`Suppression` averaged
+    over seeds and the standard deviation of its ratio over seeds)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for name, (curve, spread) in curves.items():
+        fig.add_scatter(
+            x=curve.confidence,
+            y=curve.ratio,
+            error_y=dict(type="data", array=list(spread)),
+            customdata=100 * curve.ce_accuracy,
+            mode="lines+markers",
+            name=name,
+            hovertemplate=f"{name}<br>CE MSP %{{x:.3f}} (CE accuracy %{{customdata:.1f}}%)"
+            "<br>LS / CE max logit %{y:.3f}<extra></extra>",
+        )
+    fig.add_hline(y=1, line_color="gray", line_width=1)
+    fig.update_xaxes(title_text="CE confidence (mean MSP of the bin)")
+    fig.update_yaxes(title_text="LS / CE median centred max logit")
+    return fig.update_layout(
+        title=f"Max-logit suppression by LS (alpha = {alpha:g}) on the same inputs",
+        height=380,
+    )
