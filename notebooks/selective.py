@@ -470,8 +470,8 @@ print(f"normalising raises (worsens) the AURC of CE models in {worse} of "
       f"{len(gain)} settings")
 core.claim(
     "normalisation_little_for_ce",
-    "Normalisation helps CE less than LS: it lowers the AURC of CE models less "
-    f"than that of LS models (alpha {ALPHA:g}), in every setting",
+    "Normalisation helps CE less than LS: it lowers the AURC of CE models "
+    f"less than that of LS models (alpha {ALPHA:g}), in every setting",
     kind="paper",
     paper="logit normalisation helps LS models, and CE models much less "
           "(figures not retrieved)",

@@ -605,6 +605,14 @@ class Bound:
 
 BoundSpec = Bound | Mapping[str, Bound]
 
+AFTER_THE_RUN = (
+    "Declared after the first book run of the redesigned experiment missed it: a claim "
+    "that fails after a redesign is a known gap with a real diagnosis, or its experiment "
+    "is fixed (the claims issue, #14)."
+)
+"""How a ``KNOWN_GAPS`` diagnosis opens when it was written after the run that missed,
+so that the reader sees which gaps were predicted and which were not."""
+
 
 def describe_bound(spec: BoundSpec) -> str:
     """A claim's bound in words: ``"≥ 10"``, or ``"slope ≥ -0.75, ≤ -0.25; R² > 0.9"``."""

@@ -1232,9 +1232,8 @@ KNOWN_GAPS = {
         "networks of width 4 and 5 with all 16 pairs."
     ),
     "algorithms_not_unique": (
-        "Declared after the first book run of the redesigned count missed it (issue #17: a "
-        "claim that fails after the redesign is a known gap with a diagnosis). Under the "
-        "official conventions the candidates are AND/OR trees over the inputs and their "
+        f"{core.AFTER_THE_RUN} Under the official conventions the candidates are AND/OR "
+        "trees over the inputs and their "
         "negations, and XOR's two depth-2 candidates are one algorithm up to negation: a "
         "network aligns with both or with neither. So the official count is at least two "
         "for every network that aligns at all, and the share tests something else: how "
@@ -1247,8 +1246,8 @@ KNOWN_GAPS = {
         "networks that align at all (non-unique by the official enumeration)."
     ),
 }
-"""Claim id -> why our scale or data cannot show it (written before the run, but for
-``algorithms_not_unique``, which says when it was declared)."""
+"""Claim id -> why our scale or data cannot show it (written before the run, unless it
+opens with ``core.AFTER_THE_RUN``)."""
 
 
 # ---------------------------------------------------------------------------------

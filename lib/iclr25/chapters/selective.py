@@ -474,11 +474,6 @@ _ACCURACY_MOVES = (
     "trained to convergence at high accuracy, over more seeds."
 )
 
-_AFTER_THE_RUN = (
-    "Declared after the first book run of the redesigned chapter missed it (issue #15: a "
-    "claim that fails after the redesign is a known gap with a diagnosis)."
-)
-
 KNOWN_GAPS: dict[str, str] = {
     "ls_worse_aurc": _ACCURACY_MOVES,
     "grows_with_alpha": _ACCURACY_MOVES,
@@ -495,7 +490,7 @@ KNOWN_GAPS: dict[str, str] = {
     ),
     **dict.fromkeys(
         ("ls_worse_eaurc", "ls_worse_auroc"),
-        f"{_AFTER_THE_RUN} Each claim asks for a worse ranking on every one of twelve "
+        f"{core.AFTER_THE_RUN} Each claim asks for a worse ranking on every one of twelve "
         "(setting, alpha) pairs, the smallest alpha = 0.1 included, where the paper's own "
         "degradation is smallest (it grows with alpha). There LS changes our small models' "
         "ranking by a fraction of a point, and 1,600 test images and three seeds measure a "
@@ -504,7 +499,7 @@ KNOWN_GAPS: dict[str, str] = {
         "points at the smallest alpha, or larger models where LS's effect is larger.",
     ),
     "suppresses_correct_more": (
-        f"{_AFTER_THE_RUN} The paper's mechanism needs CE's confident logits to keep "
+        f"{core.AFTER_THE_RUN} The paper's mechanism needs CE's confident logits to keep "
         "growing: cross-entropy drives the loss of easy, correct examples towards zero by "
         "raising their max logit without bound, while LS caps it where the smoothed target "
         "is met, so the gap between CE and LS is largest where CE is confident. Our models "
@@ -515,7 +510,7 @@ KNOWN_GAPS: dict[str, str] = {
         "recipe's 75 epochs and more on CIFAR-10, or longer training here."
     ),
     "normalisation_recovers": (
-        f"{_AFTER_THE_RUN} Normalising by the p-norm of the centred logits wins back what LS "
+        f"{core.AFTER_THE_RUN} Normalising by the p-norm of the centred logits wins back what LS "
         "lost only when LS shrank confident predictions more than the others (the mechanism "
         "claim above): dividing by the norm undoes a scale that differs between inputs. In "
         "models trained short of convergence, where LS acts nearly as a uniform temperature "

@@ -798,9 +798,8 @@ _EMPTY_MASK = (
 KNOWN_GAPS: dict[str, str] = {
     "smaller_baseline": _EMPTY_MASK,
     "gamma_tradeoff_st": (
-        "Declared after the first book run of the redesigned chapter missed it (issue #15: a "
-        "claim that fails after the redesign is a known gap with a diagnosis); its "
-        "faithfulness half falls as the paper says. Its accuracy half cannot show at our "
+        f"{core.AFTER_THE_RUN} Its faithfulness half falls as the paper says. Its "
+        "accuracy half cannot show at our "
         "scale: the digits are scikit-learn's 8x8 images upsampled, on which the MLP sits "
         "near its ceiling and a mask of a few pixels still carries the class, so the "
         "accuracy a larger gamma costs is below what one seed can resolve on a test split "
