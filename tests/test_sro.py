@@ -7,7 +7,7 @@ import scipy.linalg
 from sklearn.linear_model import Lasso
 
 from iclr25.chapters import sro
-from iclr25.core import check_bound
+from iclr25.core import ParameterError, check_bound
 
 GRID = np.linspace(-8, 8, 320_001)  # spacing 5e-5
 
@@ -133,7 +133,7 @@ def test_unknown_sketch_kind_and_penalty_are_refused_in_one_line():
 
 @pytest.fixture(scope="module")
 def problem():
-    X, y, beta = sro.make_problem(3000, 60, 4, 25, 0.5, np.random.default_rng(8))
+    X, y, beta, _, _ = sro.make_problem(3000, 60, 4, 25, 0.5, np.random.default_rng(8))
     return X, y, beta, 0.02
 
 
@@ -217,6 +217,13 @@ def test_parameters_schema_is_consistent():
         sro.PARAMETERS[name].check(name, value)
 
 
+def test_new_parameters_refuse_bad_values_in_one_line():
+    with pytest.raises(ParameterError, match="draws"):
+        sro.PARAMETERS["draws"].check("draws", 1)
+    with pytest.raises(ParameterError, match="rate_ratio"):
+        sro.PARAMETERS["rate_ratio"].check("rate_ratio", 1)
+
+
 def test_claim_bounds_and_declared_gaps():
     assert set(sro.KNOWN_GAPS) <= set(sro.BOUNDS)
     assert sro.BOUNDS["rate-sro"](-0.5) and not sro.BOUNDS["rate-sro"](-0.2)
@@ -225,3 +232,100 @@ def test_claim_bounds_and_declared_gaps():
     assert check_bound(faster, {"time ratio": 0.9, "error / target": 1.0})
     assert not check_bound(faster, {"time ratio": 1.0, "error / target": 0.5})
     assert not check_bound(faster, {"time ratio": 0.5, "error / target": 1.1})
+    # the contraction factor must strictly fall: equal factors do not hold
+    assert sro.BOUNDS["sketch-size"]([0.9, 0.8]) and not sro.BOUNDS["sketch-size"]([1.0])
+    estimation = sro.BOUNDS["estimation"]
+    assert check_bound(estimation, {"error / full": [1.0, 1.04], "recall": [1.0, 1.0]})
+    assert not check_bound(estimation, {"error / full": [1.0, 1.2], "recall": [1.0, 1.0]})
+    assert not check_bound(estimation, {"error / full": [1.0, 1.0], "recall": [1.0, 0.8]})
+
+
+# --- the low-rank factors, warm starts and the contraction-factor fit ---------------
+
+
+def test_problem_factors_multiply_to_the_design():
+    X, _, _, U, W = sro.make_problem(300, 40, 3, 7, 0.1, np.random.default_rng(12))
+    assert U.shape == (300, 7) and W.shape == (7, 40)
+    np.testing.assert_allclose(U @ W, X)
+    X, _, _, U, W = sro.make_problem(100, 8, 2, 8, 0.1, np.random.default_rng(12))
+    np.testing.assert_allclose(U @ W, X)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "count", "srht"])
+def test_sketch_of_the_factor_is_the_sketch_of_the_design(kind):
+    X, _, _, U, W = sro.make_problem(500, 30, 3, 6, 0.1, np.random.default_rng(13))
+    np.testing.assert_allclose(
+        sro.sketch_factored(kind, U, W, 40, np.random.default_rng(14)),
+        sro.sketch(kind, X, 40, np.random.default_rng(14)),
+        atol=1e-10,
+    )
+
+
+def test_full_solution_with_a_given_gram_matrix_is_the_same(problem):
+    X, y, _, lam = problem
+    H = X.T @ X / X.shape[0]
+    for penalty in ("l1", "mcp"):
+        np.testing.assert_allclose(
+            sro.full_solution(X, y, lam, penalty, H=H), sro.full_solution(X, y, lam, penalty)
+        )
+
+
+def test_iterative_sro_started_at_the_solution_stays_there(problem):
+    X, y, _, lam = problem
+    full = sro.full_solution(X, y, lam, "l1", tol=1e-12)
+    PX = sro.sketch("count", X, 300, np.random.default_rng(15))
+    iterates = sro.iterative_sro(X, y, lam, "l1", PX, 3, b0=full)
+    np.testing.assert_allclose(iterates[0], full)
+    assert np.linalg.norm(iterates[-1] - full) < 1e-7 * np.linalg.norm(full)
+
+
+def test_log_linear_fit_recovers_a_geometric_sequence():
+    errors = 0.5 * 0.3 ** np.arange(1, 9)
+    fit = sro.log_linear_fit(errors)
+    assert fit.factor == pytest.approx(0.3) and fit.r2 == pytest.approx(1.0)
+    assert fit.intercept == pytest.approx(np.log10(0.5))
+    assert sro.contraction_factor(errors) == pytest.approx(0.3)
+
+
+def test_contraction_fit_leaves_out_the_errors_at_the_floor():
+    # 0.1^t reaches the floor 1e-8 at t = 8; the flat tail must not bend the fit
+    errors = np.maximum(0.1 ** np.arange(1, 13), 1e-9)
+    assert sro.contraction_factor(errors) == pytest.approx(0.1)
+    assert sro.contraction_factor(errors, floor=1e-12) > 0.1  # with the tail, flatter
+    with pytest.raises(ValueError, match="two errors above"):
+        sro.contraction_factor(np.array([1e-3, 1e-9, 1e-10]), floor=1e-8)
+
+
+def test_contraction_factor_of_iterative_sro_falls_with_the_sketch_size(problem):
+    X, y, _, lam = problem
+    full = sro.full_solution(X, y, lam, "l1", tol=1e-12)
+    rng = np.random.default_rng(16)
+
+    def mean_factor(m):
+        return np.mean(
+            [
+                sro.contraction_factor(
+                    np.linalg.norm(
+                        sro.iterative_sro(X, y, lam, "l1", sro.sketch("gaussian", X, m, rng), 8)[1:]
+                        - full,
+                        axis=1,
+                    )
+                    / np.linalg.norm(full)
+                )
+                for _ in range(3)
+            ]
+        )
+
+    small, large = mean_factor(150), mean_factor(1200)
+    assert 0 < large < 0.5 * small < 0.5
+
+
+def test_factor_figure_shows_means_and_draws():
+    factors = {"gaussian": np.array([[0.4, 0.6], [0.2, 0.3]]), "count": np.ones((2, 2))}
+    fig = sro.factor_figure([100, 200], factors, rank=10)
+    assert len(fig.data) == 4
+    mean, draws = fig.data[0], fig.data[1]
+    np.testing.assert_allclose(mean.y, [0.5, 0.25])
+    np.testing.assert_allclose(mean.error_y.array, [0.1, 0.05])
+    np.testing.assert_allclose(draws.y, [0.4, 0.6, 0.2, 0.3])
+    np.testing.assert_allclose(draws.x, [100, 100, 200, 200])
