@@ -168,6 +168,39 @@ def test_train_reduces_the_loss(optimizer):
     assert not model.training
 
 
+def test_train_divides_the_rate_by_ten_after_each_milestone_with_one_optimiser():
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    model = torch.nn.Linear(1, 1)
+    seen = []
+
+    def loss(m, batch):
+        return m(batch).pow(2).mean()
+
+    def batches():
+        return [torch.ones(2, 1)]
+
+    def record(optimiser, args, kwargs):
+        seen.append((optimiser.param_groups[0]["lr"], id(optimiser)))
+
+    handle = register_optimizer_step_pre_hook(record)
+    try:
+        core.train(
+            model,
+            batches,
+            loss,
+            epochs=5,
+            lr=1.0,
+            optimizer="sgd",
+            milestones=[2, 4],
+            progress=False,
+        )
+    finally:
+        handle.remove()
+    assert [lr for lr, _ in seen] == pytest.approx([1.0, 1.0, 0.1, 0.1, 0.01])
+    assert len({opt for _, opt in seen}) == 1
+
+
 def test_train_names_the_accepted_optimizers():
     with pytest.raises(ValueError, match="unknown optimizer 'adam'; accepted: adamw, sgd"):
         core.train(torch.nn.Linear(1, 1), list, None, epochs=1, lr=0.1, optimizer="adam")

@@ -381,14 +381,17 @@ def train(
     lr: float,
     weight_decay: float = 0.0,
     optimizer: str = "adamw",
+    milestones: Sequence[int] = (),
     desc: str = "training",
     progress: bool = True,
 ) -> list[float]:
     """Minimise ``loss_fn(model, batch)`` over ``epochs`` passes of ``batches()``.
 
     ``optimizer`` is ``"adamw"`` (decoupled weight decay) or ``"sgd"`` (momentum 0.9,
-    L2 weight decay). ``batches`` is called once per epoch (so it can reshuffle).
-    Returns the mean loss of each epoch. Batches must already be on the model's device.
+    L2 weight decay). The rate is ``lr``, divided by 10 after each epoch listed in
+    ``milestones`` (a step schedule, one optimiser throughout: torch's ``MultiStepLR``).
+    ``batches`` is called once per epoch (so it can reshuffle). Returns the mean loss of
+    each epoch. Batches must already be on the model's device.
     """
     import torch
     from tqdm.auto import tqdm
@@ -400,6 +403,7 @@ def train(
     if optimizer not in optimisers:
         raise ValueError(f"unknown optimizer {optimizer!r}; accepted: {', '.join(optimisers)}")
     optimiser = optimisers[optimizer](model.parameters())
+    schedule = torch.optim.lr_scheduler.MultiStepLR(optimiser, list(milestones), gamma=0.1)
     history: list[float] = []
     model.train()
     bar = tqdm(range(epochs), desc=desc, disable=not progress)
@@ -411,6 +415,7 @@ def train(
             loss.backward()
             optimiser.step()
             losses.append(loss.item())
+        schedule.step()
         history.append(float(np.mean(losses)))
         bar.set_postfix(loss=f"{history[-1]:.4g}")
     model.eval()
