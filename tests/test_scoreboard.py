@@ -7,7 +7,7 @@ from dataclasses import asdict
 import pytest
 
 from iclr25 import scoreboard
-from iclr25.core import CLAIM_MIME, Claim, book_problems
+from iclr25.core import AFTER_THE_RUN, CLAIM_MIME, Claim, book_problems
 
 
 def make(
@@ -24,6 +24,7 @@ CLAIMS = [
     make("sro", "site-shift", kind="setup"),
     make("fine", "local", holds=False),
     make("fine", "efficacy"),
+    make("fine", "late", holds=False, diagnosis=f"{AFTER_THE_RUN} too few edits"),
 ]
 
 
@@ -67,18 +68,21 @@ def test_summary_and_fidelity_count_paper_claims_only():
         "paper claims": 2,
         "hold": 1,
         "known gaps": 1,
+        "declared after": 0,
         "failed": 0,
         "stale gaps": 0,
         "setup checks": 1,
         "setup holds": 1,
     }
     assert rows["fine"]["failed"] == 1 and rows["fine"]["hold"] == 1
-    assert scoreboard.fidelity(CLAIMS) == (2, 4)
+    assert rows["fine"]["known gaps"] == rows["fine"]["declared after"] == 1
+    assert scoreboard.fidelity(CLAIMS) == (2, 5)
 
 
 def test_page_lists_exactly_the_claims_it_was_given():
     page = scoreboard.page_html(CLAIMS)
-    assert "Fidelity: 2 of 4 paper claims hold (50%)" in page
+    assert "Fidelity: 2 of 5 paper claims hold (40%)" in page
+    assert "Known gaps declared after the run that missed them: 1 of 2" in page
     table = page[page.index("iclr25-scoreboard") :]
     ids = re.findall(r"<tr><td>(\w+)</td><td><code>([\w-]+)</code></td>", table)
     assert ids == [(c.chapter, c.id) for c in CLAIMS]
@@ -91,7 +95,7 @@ def test_text_names_every_claim_and_the_fidelity():
     for c in CLAIMS:
         assert f"[{c.status}] {c.chapter}/{c.id} ({c.kind})" in shown
     assert "declared gap: n too small" in shown
-    assert shown.splitlines()[-1] == "fidelity: 2 of 4 paper claims hold"
+    assert shown.splitlines()[-1] == "fidelity: 2 of 5 paper claims hold"
 
 
 def test_a_fixture_chapter_with_an_undeclared_miss_fails_the_book_check(tmp_path):

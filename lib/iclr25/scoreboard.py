@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from iclr25 import toc
-from iclr25.core import Claim, claim_from_record, claim_rows, read_claims
+from iclr25.core import AFTER_THE_RUN, Claim, claim_from_record, claim_rows, read_claims
 
 
 def collect(folder: str | Path) -> list[Claim]:
@@ -44,8 +44,9 @@ def collect(folder: str | Path) -> list[Claim]:
 
 
 def summary(claims: Sequence[Claim]) -> list[dict[str, object]]:
-    """One row per chapter: its paper claims, how many hold, are known gaps or failed,
-    and its setup checks that hold (of all)."""
+    """One row per chapter: its paper claims, how many hold, are known gaps (and of
+    those, declared after the run that missed), or failed, and its setup checks that
+    hold (of all)."""
     rows: dict[str, dict[str, object]] = {}
     for c in claims:
         row = rows.setdefault(
@@ -55,6 +56,7 @@ def summary(claims: Sequence[Claim]) -> list[dict[str, object]]:
                 "paper claims": 0,
                 "hold": 0,
                 "known gaps": 0,
+                "declared after": 0,
                 "failed": 0,
                 "stale gaps": 0,
                 "setup checks": 0,
@@ -68,9 +70,16 @@ def summary(claims: Sequence[Claim]) -> list[dict[str, object]]:
         row["paper claims"] += 1
         row["hold"] += c.status == "holds"
         row["known gaps"] += c.status == "known gap"
+        row["declared after"] += c.status == "known gap" and declared_after(c)
         row["failed"] += c.status == "FAILED"
         row["stale gaps"] += c.status == "holds, gap declared"
     return list(rows.values())
+
+
+def declared_after(claim: Claim) -> bool:
+    """Whether the claim's gap was declared after a run had missed it
+    (its diagnosis opens with :data:`iclr25.core.AFTER_THE_RUN`)."""
+    return (claim.diagnosis or "").startswith(AFTER_THE_RUN)
 
 
 def fidelity(claims: Sequence[Claim]) -> tuple[int, int]:
@@ -80,10 +89,19 @@ def fidelity(claims: Sequence[Claim]) -> tuple[int, int]:
 
 
 def _summary_html(rows: Sequence[Mapping[str, object]]) -> str:
-    heads = ["chapter", "paper claims", "hold", "known gaps", "failed", "setup checks"]
+    heads = [
+        "chapter",
+        "paper claims",
+        "hold",
+        "known gaps",
+        "of them declared after a run",
+        "failed",
+        "setup checks",
+    ]
     body = "".join(
         f"<tr><td><a href='../notebooks/{r['chapter']}.html'>{r['chapter']}</a></td>"
         f"<td>{r['paper claims']}</td><td>{r['hold']}</td><td>{r['known gaps']}</td>"
+        f"<td>{r['declared after']}</td>"
         f"<td>{r['failed'] + r['stale gaps']}</td>"
         f"<td>{r['setup holds']} of {r['setup checks']} hold</td></tr>"
         for r in rows
@@ -91,6 +109,15 @@ def _summary_html(rows: Sequence[Mapping[str, object]]) -> str:
     head = "".join(f"<th>{h}</th>" for h in heads)
     return (
         f"<table class='iclr25-summary'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _gaps(claims: Sequence[Claim]) -> str:
+    gaps = [c for c in claims if c.status == "known gap"]
+    late = sum(declared_after(c) for c in gaps)
+    return (
+        f"Known gaps declared after the run that missed them: {late} of {len(gaps)} "
+        "(their diagnosis says so); the others were declared before any run."
     )
 
 
@@ -108,7 +135,8 @@ def page_html(claims: Sequence[Claim]) -> str:
     return (
         f"<p class='iclr25-fidelity'><strong>Fidelity: {held} of {total} paper claims "
         f"hold ({share})</strong>, over {_chapters(len({c.chapter for c in claims}))}; "
-        f"{sum(c.kind == 'setup' for c in claims)} setup checks besides.</p>"
+        f"{sum(c.kind == 'setup' for c in claims)} setup checks besides. "
+        f"{_gaps(claims)}</p>"
         + _summary_html(summary(claims))
         + "<p><label>Filter: <input type='search' class='iclr25-filter' "
         "placeholder='chapter, status, words...'></label> "
