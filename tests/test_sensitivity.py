@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from iclr25 import vision
+from iclr25 import core, vision
 from iclr25.chapters import sensitivity
 
 
@@ -54,6 +54,115 @@ def test_the_perturbation_touches_exactly_one_token():
         sensitivity.perturb_one_token(torch.zeros(3, 4), 1.0)
     with pytest.raises(ValueError, match="sigma must be >= 0"):
         sensitivity.perturb_one_token(tokens, -1.0)
+
+
+def test_joint_noise_touches_every_listed_token_and_only_those():
+    tokens = torch.randn(50, 3, 8)
+    noised = sensitivity.perturb_tokens(tokens, 0.1, (0, 1), torch.Generator().manual_seed(0))
+    changed = (noised != tokens).any(-1)
+    assert changed[:, :2].all() and not changed[:, 2].any()
+    # a model reading only token 2 never flips; one reading token 0 flips under joint noise
+    reader = lambda t: t[:, 2]  # noqa: E731
+    assert sensitivity.sensitivity(reader, tokens, 1e4, positions=(0, 1), joint=True) == 0.0
+    reader = lambda t: t[:, 0]  # noqa: E731
+    assert sensitivity.sensitivity(reader, tokens, 1e4, positions=(0, 1), joint=True) > 0.8
+    with pytest.raises(ValueError, match="joint noise needs the positions"):
+        sensitivity.sensitivity(reader, tokens, 1.0, joint=True)
+
+
+def test_sigma_grid_doubles_down_to_the_official_scale():
+    assert sensitivity.sigma_grid(0.025, 1.6) == [0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6]
+    assert sensitivity.sigma_grid(0.4, 1.0) == [0.4, 0.8]
+    with pytest.raises(core.ParameterError, match="sigma_min <= sigma_max"):
+        sensitivity.sigma_grid(2.0, 1.0)
+    assert sensitivity.reg_strengths(0.5) == [0.0, 0.25, 0.5, 0.75]
+
+
+def _blobs(n: int = 200, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two well separated Gaussian blobs as (n, 2 tokens, 2 features) and labels."""
+    g = torch.Generator().manual_seed(seed)
+    labels = torch.randint(0, 2, (n,), generator=g)
+    tokens = torch.randn(n, 2, 2, generator=g) + (2 * labels - 1).float()[:, None, None]
+    return tokens, labels
+
+
+def _linear(seed: int = 0) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4, 2))
+
+
+def test_train_to_accuracy_stops_at_the_first_epoch_that_reaches_the_target():
+    tokens, labels = _blobs()
+    model = _linear()
+    history = sensitivity.train_to_accuracy(
+        model, model, tokens, labels, target=0.95, max_epochs=50, lr=0.01, batch_size=16
+    )
+    assert history[-1] >= 0.95 and all(a < 0.95 for a in history[:-1])
+    assert 2 <= len(history) < 50
+    assert history[-1] == sensitivity.accuracy(model, tokens, labels)  # the clean train accuracy
+    # stopping changes nothing else: training the same number of epochs with an
+    # unreachable target gives the same weights
+    again = _linear()
+    longer = sensitivity.train_to_accuracy(
+        again, again, tokens, labels, target=1.0, max_epochs=len(history), lr=0.01, batch_size=16
+    )
+    assert longer == history
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters()))
+
+
+def test_train_to_accuracy_stops_at_the_cap_when_the_target_is_out_of_reach():
+    tokens, _ = _blobs()
+    noise_labels = torch.randint(0, 2, (len(tokens),), generator=torch.Generator().manual_seed(5))
+    model = _linear()
+    history = sensitivity.train_to_accuracy(
+        model, model, tokens, noise_labels, target=0.99, max_epochs=3, p=0.5, sigma_reg=0.1
+    )
+    assert len(history) == 3 and max(history) < 0.99
+    assert not model.training
+    with pytest.raises(ValueError, match="0 < target <= 1"):
+        sensitivity.train_to_accuracy(model, model, tokens, noise_labels, target=1.5, max_epochs=3)
+
+
+def test_fit_caches_and_honours_the_device(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    tokens, labels = _blobs()
+    asked = []
+    real_get_device = core.get_device
+
+    def spy(device: str = "auto") -> torch.device:
+        asked.append(device)
+        return real_get_device(device)
+
+    monkeypatch.setattr(core, "get_device", spy)
+    seen = []
+
+    def make() -> torch.nn.Module:
+        return _linear()
+
+    def to_forward(m: torch.nn.Module):
+        def forward(t: torch.Tensor) -> torch.Tensor:
+            seen.append(t.device.type)
+            return m(t)
+
+        return forward
+
+    kwargs = dict(target_acc=0.9, max_epochs=20, lr=0.05, batch_size=16, device="auto")
+    model, history = sensitivity.fit("t", {"k": 1}, make, to_forward, tokens, labels, **kwargs)
+    assert asked == ["auto"]  # "auto" is resolved by core.get_device
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert set(seen) == {expected}  # training ran where "auto" points
+    assert next(model.parameters()).device.type == "cpu" and not model.training
+    assert history[-1] >= 0.9 and len(list(tmp_path.iterdir())) == 1
+    # the second call reads the cache: no training, the same model
+    seen.clear()
+    again, history2 = sensitivity.fit("t", {"k": 1}, make, to_forward, tokens, labels, **kwargs)
+    assert not seen and np.array_equal(history, history2)
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters()))
+    if not torch.cuda.is_available():
+        with pytest.raises(core.ParameterError, match="no CUDA device"):
+            sensitivity.fit(
+                "u", {"k": 2}, make, to_forward, tokens, labels, **{**kwargs, "device": "cuda"}
+            )
 
 
 def test_patches_are_the_vit_tokens_and_round_trip():
@@ -159,13 +268,47 @@ def test_modular_addition_splits_all_pairs():
 
 def test_grok_logs_and_caches(tmp_path, monkeypatch):
     monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
-    log = sensitivity.grok(modulus=5, epochs=20, dim=16, every=10)
+    assert not sensitivity.grok_cached(modulus=5, epochs=20, dim=16, every=10)
+    log = sensitivity.grok(modulus=5, epochs=20, dim=16, every=10, device="cpu")
     assert log["epoch"].tolist() == [0, 10, 20]
     for key in ("train_acc", "test_acc", "sensitivity"):
         assert ((log[key] >= 0) & (log[key] <= 1)).all()
     assert len(list(tmp_path.iterdir())) == 1
-    again = sensitivity.grok(modulus=5, epochs=20, dim=16, every=10)
+    assert sensitivity.grok_cached(modulus=5, epochs=20, dim=16, every=10)
+    # the device is not part of the key: a run made on a GPU serves a CPU build
+    again = sensitivity.grok(modulus=5, epochs=20, dim=16, every=10, device="auto")
     assert all(torch.equal(log[k], again[k]) for k in log)
+    if not torch.cuda.is_available():
+        with pytest.raises(core.ParameterError, match="no CUDA device"):
+            sensitivity.grok(modulus=5, epochs=30, dim=16, every=10, device="cuda")
+
+
+def test_grok_settings_use_the_paper_run_only_when_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    assert sensitivity.GROK_PAPER == {"modulus": 113, "epochs": 17000, "lr": 1e-3, "every": 50}
+    quick = {"modulus": 5, "epochs": 10, "lr": 1e-2, "every": 5}
+    assert sensitivity.grok_settings("auto", quick) == ("quick", quick)
+    assert sensitivity.grok_settings("paper", quick) == ("paper", sensitivity.GROK_PAPER)
+    # once the paper run is cached, "auto" shows it (a tiny stand-in for the real one)
+    tiny = {"modulus": 5, "epochs": 20, "lr": 1e-3, "every": 10}
+    monkeypatch.setattr(sensitivity, "GROK_PAPER", tiny)
+    assert sensitivity.grok_settings("auto", quick)[0] == "quick"
+    sensitivity.grok(**tiny, dim=128)
+    assert sensitivity.grok_settings("auto", quick) == ("paper", tiny)
+    with pytest.raises(ValueError, match="unknown grokking setting"):
+        sensitivity.grok_settings("slow", quick)
+
+
+def test_the_grokking_transformer_reads_only_the_equals_position():
+    # attention with "=" as the only query gives the logits of the full computation
+    torch.manual_seed(0)
+    model = sensitivity.OneLayerTransformer(7, dim=16, heads=4, hidden=32).eval()
+    ids = torch.randint(0, 7, (10, 3))
+    ids[:, 2] = 7
+    h = model.embed(ids) + model.pos
+    h = h + model.attn(h, h, h, need_weights=False)[0]
+    h = h + model.mlp(h)
+    assert torch.allclose(model(ids), model.unembed(h[:, -1]), atol=1e-5)
 
 
 def test_first_epoch():
@@ -225,11 +368,19 @@ def test_figures_build_from_small_tables():
     assert fig.layout.xaxis.type == "log"
 
     table = pd.DataFrame(
-        {"mean S": [0.1, 0.2], "corrupted acc": [0.9, 0.7], "sharpness": [1.0, 3.0]},
-        index=["ViT", "CNN"],
+        {
+            "mean S": [0.1, 0.2, 0.3],
+            "corrupted acc": [0.9, 0.7, 0.6],
+            "sharpness": [1.0, 3.0, 4.0],
+            "p": [0.5, 0.0, 0.0],
+        },
+        index=["a", "b", "c"],
     )
-    fig = sensitivity.robustness_figure(table, ["red", "blue"], -1.0, 1.0)
-    assert len(fig.data) == 2 and list(fig.data[1].y) == [1.0, 3.0]
+    fig = sensitivity.robustness_figure(table, -1.0, 1.0)
+    # one trace per (weight, panel), weights in increasing order
+    assert [t.name for t in fig.data] == ["p = 0", "p = 0", "p = 0.5", "p = 0.5"]
+    assert list(fig.data[1].y) == [3.0, 4.0] and list(fig.data[2].text) == ["a"]
+    assert [t.showlegend for t in fig.data] == [True, False, True, False]
     assert fig.layout.yaxis2.type == "log"
     assert fig.layout.title.text.endswith("-1.00, vs sharpness +1.00")
 
