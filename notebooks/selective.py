@@ -173,8 +173,9 @@ for d, a, alpha, s in tqdm(runs, desc="training"):
     recipe = selective.Recipe(
         epochs=ARCHS[a]["epochs"], lr=p.lr, weight_decay=p.weight_decay,
         batch_size=p.batch_size, seed=s)
-    net, losses[d, a, alpha, s] = selective.train(
-        data, model, alpha, recipe, device=p.torch_device)
+    net, losses[d, a, alpha, s] = vision.train(
+        data, model, recipe.config(alpha), device=p.torch_device,
+        progress=False)
     results[d, a, alpha, s] = selective.evaluate(
         vision.logits(net, data.val.x), data.val.y,
         vision.logits(net, data.test.x), data.test.y)

@@ -281,31 +281,32 @@ def test_recipe_steps_at_a_third_and_two_thirds_like_the_official_configs():
     assert selective.Recipe(epochs=75).steps() == [25, 50]  # the official CIFAR milestones
     assert selective.Recipe(epochs=18).steps() == [6, 12]
     assert selective.Recipe(epochs=1).steps() == []
-    recipe = selective.Recipe(epochs=9)
-    assert (recipe.lr, recipe.momentum, recipe.weight_decay, recipe.batch_size) == (
+    config = selective.Recipe(epochs=9, seed=2).config(0.1)
+    assert (config.optimizer, config.lr, config.weight_decay, config.batch_size) == (
+        "sgd",
         0.1,
-        0.9,
         5e-4,
         128,
     )
+    assert (config.milestones, config.label_smoothing, config.seed) == ((3, 6), 0.1, 2)
 
 
 def test_train_is_deterministic_cached_and_shares_the_initialisation(tmp_path, monkeypatch):
     data = vision.load("shapes", 0, 60)
     model = vision.ModelConfig.for_data("mlp", data, width=8)
     recipe = selective.Recipe(epochs=6, batch_size=12, seed=3)
-    net, losses = selective.train(data, model, 0.0, recipe)
+    net, losses = vision.train(data, model, recipe.config(0.0), progress=False)
     assert len(losses) == 6 and losses[-1] < losses[0]
     assert not net.training
     monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / "fresh"))  # retrain from scratch
-    again, losses_again = selective.train(data, model, 0.0, recipe)
+    again, losses_again = vision.train(data, model, recipe.config(0.0), progress=False)
     assert losses_again == pytest.approx(losses)
     for a, b in zip(net.state_dict().values(), again.state_dict().values()):
         assert torch.equal(a, b)
     # a negligible rate leaves the initialisation: the same for CE and LS of one seed
     still = selective.Recipe(epochs=1, lr=1e-9, seed=3)
-    ce, _ = selective.train(data, model, 0.0, still)
-    ls, _ = selective.train(data, model, 0.3, still)
+    ce, _ = vision.train(data, model, still.config(0.0), progress=False)
+    ls, _ = vision.train(data, model, still.config(0.3), progress=False)
     for a, b in zip(ce.state_dict().values(), ls.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-6)
 

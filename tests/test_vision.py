@@ -71,6 +71,12 @@ def test_bad_names_and_sizes_are_refused_with_what_is_accepted():
         vision.TrainConfig(label_smoothing=1.0)
     with pytest.raises(ValueError, match="anneal_epochs must be in"):
         vision.TrainConfig(epochs=3, anneal_epochs=3)
+    with pytest.raises(ValueError, match="milestones must be increasing epochs in"):
+        vision.TrainConfig(epochs=3, milestones=(2, 1))
+    with pytest.raises(ValueError, match="milestones must be increasing epochs in"):
+        vision.TrainConfig(epochs=3, milestones=(3,))
+    with pytest.raises(ValueError, match="milestones or anneal_epochs, not both"):
+        vision.TrainConfig(epochs=4, milestones=(2,), anneal_epochs=1)
 
 
 @pytest.mark.parametrize("arch", vision.ARCHS)

@@ -386,7 +386,9 @@ class TrainConfig:
     decoupled ``weight_decay``) or ``"sgd"`` (momentum 0.9), as :func:`iclr25.core.train`.
 
     The schedule is a step: ``lr`` for the first ``epochs - anneal_epochs`` epochs,
-    ``lr / 10`` for the last ``anneal_epochs`` (which settles the last iterate). ``seed``
+    ``lr / 10`` for the last ``anneal_epochs`` (which settles the last iterate), with a
+    fresh optimiser for each; or, with ``milestones``, one optimiser throughout whose rate
+    is divided by 10 after each epoch listed (as :func:`iclr25.core.train`). ``seed``
     fixes the initialisation and the batch order. ``threads`` is the number of CPU
     threads torch may use while training (:func:`iclr25.core.threads`).
     """
@@ -400,6 +402,7 @@ class TrainConfig:
     seed: int = 0
     threads: int = 1
     optimizer: str = "adamw"
+    milestones: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.optimizer not in ("adamw", "sgd"):
@@ -408,6 +411,14 @@ class TrainConfig:
             raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
         if not 0 <= self.anneal_epochs < self.epochs:
             raise ValueError(f"anneal_epochs must be in [0, epochs), got {self.anneal_epochs!r}")
+        if list(self.milestones) != sorted(set(self.milestones)) or not all(
+            0 < m < self.epochs for m in self.milestones
+        ):
+            raise ValueError(
+                f"milestones must be increasing epochs in (0, epochs), got {self.milestones!r}"
+            )
+        if self.milestones and self.anneal_epochs:
+            raise ValueError("TrainConfig takes milestones or anneal_epochs, not both")
         if self.batch_size < 1 or self.threads < 1 or self.lr <= 0 or self.weight_decay < 0:
             raise ValueError(
                 "TrainConfig needs batch_size >= 1, threads >= 1, lr > 0 and "
@@ -441,8 +452,9 @@ def train(
 
     The loss is ``F.cross_entropy(logits, y, label_smoothing=alpha)``, torch's label
     smoothing: cross-entropy against (1 - alpha) one_hot(y) + alpha / K. Training goes
-    through :func:`iclr25.core.train` (one call per step of the schedule, so the
-    optimiser's moment estimates restart when the rate drops); the state dict and losses
+    through :func:`iclr25.core.train` (one call per step of an ``anneal_epochs``
+    schedule, so the optimiser's moment estimates restart when the rate drops; one call
+    for ``milestones``); the state dict and losses
     through :func:`iclr25.core.cached`, keyed by the dataset's spec and a hash of its
     training split, the model config and the training config.
     """
@@ -486,6 +498,7 @@ def train(
                         lr=lr,
                         weight_decay=config.weight_decay,
                         optimizer=config.optimizer,
+                        milestones=config.milestones,
                         desc=desc,
                         progress=progress,
                     )

@@ -38,14 +38,12 @@ curve at the error rate.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from plotly.colors import qualitative
 
 from iclr25 import core, vision
@@ -316,89 +314,37 @@ def suppression_by_confidence(ce: Evaluation, ls: Evaluation, bins: int = 5) -> 
 @dataclass(frozen=True)
 class Recipe:
     """The official training recipe: minibatch SGD (momentum 0.9, weight decay 5e-4 as
-    an L2 term) at ``lr`` 0.1, divided by ``gamma`` = 10 at each fraction of the epochs
-    in ``milestones`` (1/3 and 2/3: epochs 25 and 50 of 75 in the official CIFAR
-    configs), batch 128, the last iterate kept. ``seed`` fixes the initialisation
-    and the batch order, so CE and LS models of one seed share both."""
+    an L2 term) at ``lr`` 0.1, divided by 10 at each fraction of the epochs in
+    ``milestones`` (1/3 and 2/3: epochs 25 and 50 of 75 in the official CIFAR configs),
+    batch 128, the last iterate kept. ``seed`` fixes the initialisation and the batch
+    order, so CE and LS models of one seed share both."""
 
     epochs: int
     lr: float = 0.1
-    momentum: float = 0.9
     weight_decay: float = 5e-4
     batch_size: int = 128
     milestones: tuple[float, ...] = (1 / 3, 2 / 3)
-    gamma: float = 0.1
     seed: int = 0
 
     def steps(self) -> list[int]:
         """The epochs after which the rate drops (torch's ``MultiStepLR`` milestones)."""
         return sorted({round(f * self.epochs) for f in self.milestones} - {0, self.epochs})
 
-
-def _fingerprint(*tensors: torch.Tensor) -> str:
-    digest = hashlib.sha256()
-    for t in tensors:
-        digest.update(t.numpy().tobytes())
-    return digest.hexdigest()[:16]
-
-
-def train(
-    data: vision.ImageData,
-    model: vision.ModelConfig,
-    alpha: float,
-    recipe: Recipe,
-    *,
-    device: str | torch.device = "cpu",
-    threads: int = 1,
-) -> vision.Trained:
-    """Train ``model`` on ``data.train`` with LS ``alpha`` (0: plain cross-entropy) by
-    ``recipe``; the weights and the mean training loss of each epoch are cached by data,
-    model, alpha and recipe. Torch uses ``threads`` CPU threads while training
-    (:func:`iclr25.core.threads`). Returns the model (in eval mode) and the losses."""
-    device = core.get_device(device) if isinstance(device, str) else device
-    key = {
-        "data": {**data.spec, "train": _fingerprint(data.train.x, data.train.y)},
-        "model": asdict(model),
-        "alpha": alpha,
-        "recipe": asdict(recipe),
-    }
-
-    def fit() -> dict[str, Any]:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(recipe.seed)
-            net = vision.build(model).to(device)
-        x, y = data.train.x.to(device), data.train.y.to(device)
-        order = torch.Generator().manual_seed(recipe.seed)
-        opt = torch.optim.SGD(
-            net.parameters(),
-            recipe.lr,
-            momentum=recipe.momentum,
-            weight_decay=recipe.weight_decay,
+    def config(self, alpha: float, threads: int = 1) -> vision.TrainConfig:
+        """This recipe with LS ``alpha`` (0: plain cross-entropy) for
+        :func:`iclr25.vision.train`, which trains and caches the model; torch uses
+        ``threads`` CPU threads while training."""
+        return vision.TrainConfig(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            lr=self.lr,
+            weight_decay=self.weight_decay,
+            label_smoothing=alpha,
+            seed=self.seed,
+            threads=threads,
+            optimizer="sgd",
+            milestones=tuple(self.steps()),
         )
-        schedule = torch.optim.lr_scheduler.MultiStepLR(opt, recipe.steps(), recipe.gamma)
-        losses = []
-        net.train()
-        for _ in range(recipe.epochs):
-            perm, total = torch.randperm(len(y), generator=order).to(device), 0.0
-            for start in range(0, len(y), recipe.batch_size):
-                idx = perm[start : start + recipe.batch_size]
-                opt.zero_grad()
-                loss = F.cross_entropy(net(x[idx]), y[idx], label_smoothing=alpha)
-                loss.backward()
-                opt.step()
-                total += loss.item() * len(idx)
-            schedule.step()
-            losses.append(total / len(y))
-        return {"state": {k: v.cpu() for k, v in net.state_dict().items()}, "losses": losses}
-
-    def fit_on_threads() -> dict[str, Any]:
-        with core.threads(threads):
-            return fit()
-
-    stored = core.cached("selective-classifier", key, fit_on_threads)
-    net = vision.build(model)
-    net.load_state_dict(stored["state"])
-    return vision.Trained(net.to(device).eval(), [float(v) for v in stored["losses"]])
 
 
 # ---------------------------------------------------------------------------------
