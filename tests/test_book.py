@@ -231,7 +231,9 @@ def test_scoreboard_page_sorts_and_filters_offline(browser, site):
     page.goto(f"{site}/book/scoreboard.html", wait_until="networkidle")
     rows = "table.iclr25-scoreboard tbody tr"
     kinds = f"() => [...document.querySelectorAll('{rows}')].map(r => r.cells[2].textContent)"
+    page.locator(rows).first.wait_for()  # a loaded machine can answer before it is parsed
     before = page.evaluate(kinds)
+    assert before, "the scoreboard table has rows"
     page.click("table.iclr25-scoreboard thead th:nth-child(3)")  # sort by kind
     assert page.evaluate(kinds) == sorted(before)
     page.click("table.iclr25-scoreboard thead th:nth-child(3)")
