@@ -1,6 +1,7 @@
 """Every built chapter: its parameters cell matches its module, and it runs (smoke)."""
 
 import ast
+import json
 
 import jupytext
 import pytest
@@ -10,6 +11,7 @@ from iclr25 import run, toc
 from iclr25.core import STATUSES, Bound, ParameterError
 
 BUILT = [c.slug for c in toc.built()]
+PLOTLY = "application/vnd.plotly.v1+json"
 
 
 def parameters_cell(chapter: toc.Chapter) -> dict:
@@ -63,6 +65,13 @@ def test_chapter_runs_in_smoke_mode(slug, tmp_path):
     assert len({c.id for c in claims}) == len(claims), "claim ids are unique"
     assert {c.id for c in claims} <= set(toc.get(slug).module().BOUNDS)
     assert any(c.kind == "paper" for c in claims)
+    for cell in json.loads(notebook.read_text())["cells"]:
+        shown = [
+            json.dumps(o["data"][PLOTLY], sort_keys=True)
+            for o in cell.get("outputs", [])
+            if PLOTLY in o.get("data", {})
+        ]
+        assert len(shown) == len(set(shown)), f"a cell shows one figure twice: {cell['source']}"
 
 
 @pytest.mark.parametrize("slug", BUILT)

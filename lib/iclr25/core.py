@@ -527,13 +527,14 @@ def explore(
     *,
     live: Any = None,
     active: int = 0,
-) -> go.Figure:
+) -> None:
     """Show a live control redrawing ``make_figure(value)``, then its static slider twin.
 
     ``live`` is the ipywidgets control for Jupyter (default: a selection slider over
     ``values``); it calls ``make_figure`` afresh on every change, so it may offer
     values the twin does not. The twin is :func:`slider_figure` over ``values`` and
-    is what a reader of the static site moves. Returns the twin.
+    is what a reader of the static site moves. Returns nothing, so that a cell ending
+    in the call does not show the twin a second time.
     """
     import ipywidgets as widgets
     from IPython.display import display
@@ -564,7 +565,6 @@ def explore(
     )
     display(widgets.VBox([note, control, out]))
     twin.show()
-    return twin
 
 
 # ---------------------------------------------------------------------------------
