@@ -181,3 +181,55 @@ def test_kept_edits_are_made_once_and_come_back_whole(tmp_path, monkeypatch):
         assert [tuple(x) for x in b.info["neurons"]] == [(1, n)] and b.info["steps"] == 4
     editing.kept_edits(lm, requests, {"FiNE": editor}, {"k": 3})  # another config: made anew
     assert len(made) == 4
+
+
+def test_second_moments_cache_key_and_running_estimates(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    texts = ["The capital of France is the city of Paris", "The people of Japan"] * 3
+    sampled = []
+
+    def sample(lm, **kwargs):
+        sampled.append(kwargs)
+        return texts
+
+    monkeypatch.setattr(editing, "sample_texts", sample)
+    args = dict(n_texts=6, n_tokens=8, seed=0)
+    out = editing.second_moments(tiny, 1, sizes=(5, 12, 10_000), batch_size=4, **args)
+    keys = torch.cat([editing.keys_at(tiny, 1, [t]) for t in texts])
+    assert sorted(out) == [5, 12, len(keys)]  # a size the sample does not reach is left out
+    for n, C in out.items():  # each C is the mean outer product of the first n keys
+        torch.testing.assert_close(C, keys[:n].T @ keys[:n] / n, atol=1e-5, rtol=1e-5)
+    assert sampled == [{**args, "progress": False}]
+    again = editing.second_moments(tiny, 1, sizes=(12, 5, 10_000), batch_size=2, **args)
+    assert len(sampled) == 1 and sorted(again) == sorted(out)  # from the cache
+    key = editing.moments_config(tiny, 1, sizes=(5, 12), **args)
+    assert key == editing.moments_config(tiny, 1, sizes=(12, 5), **args)
+    for changed in (
+        editing.moments_config(tiny, 2, sizes=(5, 12), **args),  # another layer
+        editing.moments_config(tiny, 1, sizes=(5,), **args),
+        editing.moments_config(tiny, 1, sizes=(5, 12), **{**args, "n_texts": 7}),
+        editing.moments_config(tiny, 1, sizes=(5, 12), **{**args, "seed": 1}),
+    ):
+        assert changed != key
+    assert key["model"] == tiny.name and key["layer"] == 1
+
+
+def test_rome_update_reuses_v_and_k(tiny):
+    request = editing.Request("The capital of Japan is the city of", "Japan", "Lima", "Tokyo")
+    C = editing.regularised(torch.eye(32))
+    edit = editing.rome(tiny, request, 0, C, steps=2)
+    again = editing.rome_update(tiny, request, 0, C, edit.info["v_star"], edit.info["k_star"])
+    torch.testing.assert_close(again.changes[0].delta, edit.changes[0].delta)
+    other = editing.rome_update(
+        tiny,
+        request,
+        0,
+        2 * C + torch.diag(torch.arange(32.0)),
+        edit.info["v_star"],
+        edit.info["k_star"],
+    )
+    with editing.applied(tiny, other):  # another C: still W' k* = v*
+        W = llm.down_proj(tiny, 0).weight
+        torch.testing.assert_close(
+            W @ edit.info["k_star"], edit.info["v_star"], atol=1e-4, rtol=1e-4
+        )

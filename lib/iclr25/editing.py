@@ -27,9 +27,10 @@ Written by hand: EasyEdit, the field's editing library, pins transformers 4 and 
 torch releases and downloads its data and statistics at run time, so ROME and the
 metrics are re-implemented here from the papers (the hooks are plain torch forward
 hooks: pyvene has no intervention that adds a trainable vector at one position per
-example). ROME's second moment ``C = E[k k^T]`` is estimated from text the model itself
-samples (Wikipedia is not available offline), and its context prefixes are a fixed list
-of our own rather than sampled ones.
+example). ROME's second moment ``C = E[k k^T]`` is estimated from about 58,000 tokens of
+text the model itself samples (:func:`second_moments`; ROME uses 100,000 Wikipedia
+samples, which cannot be had offline), and its context prefixes are a fixed list of our
+own rather than sampled ones.
 """
 
 from __future__ import annotations
@@ -664,26 +665,52 @@ def trace_layer(effects: np.ndarray, window: int) -> int:
     return first + int(np.argmax(effects[first:]))
 
 
-def sample_texts(lm: llm.LM, *, n_texts: int = 32, n_tokens: int = 64, seed: int = 0) -> list[str]:
+#: ROME's sample of keys for ``C``: how many texts the model samples, and their length
+#: (tokens). 512 texts give about 58,000 tokens (some stop early; ROME: 100,000 Wikipedia
+#: samples).
+SAMPLE_TEXTS, SAMPLE_TOKENS = 512, 128
+
+#: The sampled texts' openings (one token each, so that a batch needs no padding).
+OPENINGS = ("The", "In", "A", "It", "When", "This", "There", "My")
+
+
+def sample_texts(
+    lm: llm.LM,
+    *,
+    n_texts: int = 32,
+    n_tokens: int = 64,
+    seed: int = 0,
+    batch_size: int = 64,
+    progress: bool = False,
+) -> list[str]:
     """Text the model samples itself (top-50 sampling) from short neutral openings: the
-    stand-in for ROME's Wikipedia sample (cached)."""
-    openings = ("The", "In", "A", "It", "When", "This", "There", "My")
+    stand-in for ROME's Wikipedia sample (cached). Sampled ``batch_size`` texts at a time
+    (a progress bar with ``progress``); the seed is set once, before the first batch."""
 
     def build() -> list[str]:
+        from tqdm.auto import tqdm
+
         torch.manual_seed(seed)
-        batch = llm.encode(lm, [openings[i % len(openings)] for i in range(n_texts)])
-        with torch.no_grad():
-            out = lm.model.generate(
-                input_ids=batch.input_ids,
-                attention_mask=batch.attention_mask,
-                max_new_tokens=n_tokens,
-                do_sample=True,
-                top_k=50,
-                pad_token_id=lm.tokenizer.pad_token_id,
-            )
-        return lm.tokenizer.batch_decode(out, skip_special_tokens=True)
+        texts: list[str] = []
+        starts = range(0, n_texts, batch_size)
+        for at in tqdm(starts, desc="sampling text for C", disable=not progress):
+            size = min(batch_size, n_texts - at)
+            batch = llm.encode(lm, [OPENINGS[(at + i) % len(OPENINGS)] for i in range(size)])
+            with torch.no_grad():
+                out = lm.model.generate(
+                    input_ids=batch.input_ids,
+                    attention_mask=batch.attention_mask,
+                    max_new_tokens=n_tokens,
+                    do_sample=True,
+                    top_k=50,
+                    pad_token_id=lm.tokenizer.pad_token_id,
+                )
+            texts += lm.tokenizer.batch_decode(out, skip_special_tokens=True)
+        return texts
 
     config = {"model": lm.name, "n_texts": n_texts, "n_tokens": n_tokens, "seed": seed}
+    if batch_size != 64:
+        config["batch_size"] = batch_size
     return core.cached("editing-sample", config, build)
 
 
@@ -697,6 +724,63 @@ def second_moment(lm: llm.LM, layer: int, texts: Sequence[str]) -> torch.Tensor:
     return core.cached(
         "editing-second-moment", {"model": lm.name, "layer": layer, "texts": list(texts)}, build
     )
+
+
+def moments_config(
+    lm: llm.LM, layer: int, *, n_texts: int, n_tokens: int, seed: int, sizes: Sequence[int]
+) -> dict[str, Any]:
+    """The cache key of :func:`second_moments`: everything the estimate depends on (the
+    model, the layer, the sample of text and the token counts kept)."""
+    return {
+        "model": lm.name,
+        "layer": int(layer),
+        "sample": {"n_texts": n_texts, "n_tokens": n_tokens, "seed": seed, "top_k": 50},
+        "openings": list(OPENINGS),
+        "sizes": sorted(int(n) for n in sizes),
+    }
+
+
+def second_moments(
+    lm: llm.LM,
+    layer: int,
+    *,
+    n_texts: int = SAMPLE_TEXTS,
+    n_tokens: int = SAMPLE_TOKENS,
+    seed: int = 0,
+    sizes: Sequence[int] = (),
+    batch_size: int = 16,
+    progress: bool = False,
+) -> dict[int, torch.Tensor]:
+    """ROME's ``C = E[k k^T]`` of ``layer``'s MLP keys over the text the model samples
+    itself (:func:`sample_texts`), estimated once and cached (key:
+    :func:`moments_config`): ``{n: C over the first n tokens}`` for each of ``sizes`` that
+    the sample reaches, and for all its tokens (the largest key). Keys are read
+    ``batch_size`` texts at a time, the pass stopping at ``layer``."""
+    config = moments_config(lm, layer, n_texts=n_texts, n_tokens=n_tokens, seed=seed, sizes=sizes)
+
+    def build() -> dict[int, torch.Tensor]:
+        from tqdm.auto import tqdm
+
+        texts = sample_texts(lm, n_texts=n_texts, n_tokens=n_tokens, seed=seed, progress=progress)
+        d_mlp = llm.down_proj(lm, layer).weight.shape[1]
+        total = torch.zeros(d_mlp, d_mlp, dtype=torch.float64)
+        wanted, seen, out = sorted(int(n) for n in sizes), 0, {}
+        starts = range(0, len(texts), batch_size)
+        for at in tqdm(starts, desc="keys for C", disable=not progress):
+            keys = keys_at(lm, layer, texts[at : at + batch_size]).double().cpu()
+            for row in range(0, len(keys), 256):  # cut the running sum at each size
+                part = keys[row : row + 256]
+                while wanted and seen + len(part) >= wanted[0]:
+                    cut = wanted[0] - seen
+                    total += part[:cut].T @ part[:cut]
+                    part, seen = part[cut:], wanted[0]
+                    out[wanted.pop(0)] = (total / seen).float()
+                total += part.T @ part
+                seen += len(part)
+        out[seen] = (total / seen).float()
+        return out
+
+    return core.cached("editing-second-moments", config, build)
 
 
 def rome_v(
@@ -772,20 +856,32 @@ def rome_v(
 def rome(lm: llm.LM, request: Request, layer: int, C: torch.Tensor, **kwargs: Any) -> Edit:
     """ROME's rank-one update of ``W_down[layer]``: ``W' = W + (v* - W k*) u^T`` with
     ``u = C^-1 k* / (k*^T C^-1 k*)``, so that ``W' k* = v*`` and keys ``k`` with
-    ``k^T C^-1 k* = 0`` are left alone."""
+    ``k^T C^-1 k* = 0`` are left alone. ``v*`` and ``k*`` are kept in the edit's ``info``
+    (:func:`rome_update` writes them again with another ``C``)."""
     start = time.perf_counter()
     v_star, k_star, steps = rome_v(lm, request, layer, **kwargs)
+    edit = rome_update(lm, request, layer, C, v_star, k_star)
+    edit.seconds = time.perf_counter() - start
+    edit.info["steps"] = steps
+    return edit
+
+
+def rome_update(
+    lm: llm.LM,
+    request: Request,
+    layer: int,
+    C: torch.Tensor,
+    v_star: torch.Tensor,
+    k_star: torch.Tensor,
+) -> Edit:
+    """ROME's rank-one update for a given ``v*`` and ``k*`` (:func:`rome`'s second half)."""
     W = llm.down_proj(lm, layer).weight.detach()
+    v_star, k_star = v_star.to(W), k_star.to(W)
     c_inv_k = torch.linalg.solve(C.to(W), k_star)
     u = c_inv_k / (k_star @ c_inv_k)
     delta = torch.outer(v_star - W @ k_star, u)
-    return Edit(
-        "ROME",
-        request,
-        [Change(layer, delta)],
-        time.perf_counter() - start,
-        {"layer": layer, "steps": steps},
-    )
+    info = {"layer": layer, "v_star": v_star.cpu(), "k_star": k_star.cpu()}
+    return Edit("ROME", request, [Change(layer, delta)], 0.0, info)
 
 
 def kept_edits(
