@@ -99,9 +99,10 @@ def test_jobs_and_threads_share_the_cores(monkeypatch):
 
 def test_timeouts_come_from_the_budgets():
     chapters = toc.built()
-    budgets = [c.budget_s for c in chapters]
+    budgets = [c.budget_s + c.one_off_s for c in chapters]
     for jobs in (1, 2, 4):
         bound = sum(budgets) / jobs + max(budgets)  # list scheduling finishes within it
         assert toc.book_timeout(jobs) == round(1.5 * (bound + toc.RENDER_S))
-    assert all(toc.chapter_timeout(c) == 3 * c.budget_s for c in chapters)
+    assert all(toc.chapter_timeout(c) == 3 * c.budget_s + c.one_off_s for c in chapters)
+    assert toc.get("fine").one_off_s > 0 and toc.get("sro").one_off_s == 0
     assert toc.get("mcqa").budget_s == toc.LM_BUDGET_S and toc.get("sro").budget_s == toc.BUDGET_S
