@@ -1233,8 +1233,8 @@ KNOWN_GAPS = {
     ),
     "algorithms_not_unique": (
         f"{core.AFTER_THE_RUN} Under the official conventions the candidates are AND/OR "
-        "trees over the inputs and their "
-        "negations, and XOR's two depth-2 candidates are one algorithm up to negation: a "
+        "trees over the inputs and their negations, and XOR's two depth-2 candidates are "
+        "one algorithm up to negation: a "
         "network aligns with both or with neither. So the official count is at least two "
         "for every network that aligns at all, and the share tests something else: how "
         "often training lands on the OR/AND mechanism rather than (A and not B) or (not A "
