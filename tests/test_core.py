@@ -201,6 +201,32 @@ def test_train_divides_the_rate_by_ten_after_each_milestone_with_one_optimiser()
     assert len({opt for _, opt in seen}) == 1
 
 
+def test_train_epoch_is_one_epoch_of_train_and_returns_its_mean_loss():
+    """Three epochs of ``train`` equal three ``train_epoch`` calls on one optimiser, weight
+    for weight; each call steps in train mode (dropout on) and leaves eval mode."""
+    x = torch.randn(32, 4, generator=torch.Generator().manual_seed(0))
+
+    def model():
+        torch.manual_seed(1)
+        return torch.nn.Sequential(torch.nn.Dropout(0.5), torch.nn.Linear(4, 1))
+
+    def loss(m, batch):
+        assert m.training
+        return m(batch).pow(2).mean()
+
+    def batches():
+        return list(x.split(8))
+
+    a, b = model(), model()
+    torch.manual_seed(2)
+    history = core.train(a, batches, loss, epochs=3, lr=0.1, progress=False)
+    torch.manual_seed(2)
+    optimiser = torch.optim.AdamW(b.parameters(), lr=0.1, weight_decay=0.0)
+    by_hand = [core.train_epoch(b, optimiser, batches, loss) for _ in range(3)]
+    assert by_hand == history and not b.training
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
 def test_train_names_the_accepted_optimizers():
     with pytest.raises(ValueError, match="unknown optimizer 'adam'; accepted: adamw, sgd"):
         core.train(torch.nn.Linear(1, 1), list, None, epochs=1, lr=0.1, optimizer="adam")

@@ -405,21 +405,34 @@ def train(
     optimiser = optimisers[optimizer](model.parameters())
     schedule = torch.optim.lr_scheduler.MultiStepLR(optimiser, list(milestones), gamma=0.1)
     history: list[float] = []
-    model.train()
     bar = tqdm(range(epochs), desc=desc, disable=not progress)
     for _ in bar:
-        losses = []
-        for batch in batches():
-            optimiser.zero_grad()
-            loss = loss_fn(model, batch)
-            loss.backward()
-            optimiser.step()
-            losses.append(loss.item())
+        history.append(train_epoch(model, optimiser, batches, loss_fn))
         schedule.step()
-        history.append(float(np.mean(losses)))
         bar.set_postfix(loss=f"{history[-1]:.4g}")
-    model.eval()
     return history
+
+
+def train_epoch(
+    model: torch.nn.Module,
+    optimiser: torch.optim.Optimizer,
+    batches: Callable[[], Iterable[Any]],
+    loss_fn: Callable[[torch.nn.Module, Any], torch.Tensor],
+) -> float:
+    """One pass of ``batches()``, an optimiser step per batch, in train mode; the model is
+    left in eval mode. Returns the epoch's mean loss. :func:`train` repeats it; a chapter
+    whose loop decides after each epoch (train to an accuracy, keep the best validation
+    epoch, time epochs against each other) calls it directly."""
+    model.train()
+    losses = []
+    for batch in batches():
+        optimiser.zero_grad()
+        loss = loss_fn(model, batch)
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    model.eval()
+    return float(np.mean(losses))
 
 
 # ---------------------------------------------------------------------------------

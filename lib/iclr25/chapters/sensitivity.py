@@ -30,8 +30,9 @@ The paper's findings, and what this module provides for each:
 
 The models are torch layers (``nn.TransformerEncoder``, ``nn.LSTM``,
 ``nn.MultiheadAttention``) and the image models of :mod:`iclr25.vision`; the
-training loop is written here (:func:`train_to_accuracy`), because
-:func:`iclr25.core.train` runs a fixed number of epochs. The sensitivity estimate, the
+loop that trains to a target accuracy is written here (:func:`train_to_accuracy`, an
+epoch at a time with :func:`iclr25.core.train_epoch`), because :func:`iclr25.core.train`
+runs a fixed number of epochs. The sensitivity estimate, the
 regulariser and the sharpness measure are written here: they are a few lines each,
 and no library computes them (captum's ``sensitivity_max`` measures how much an
 *attribution* moves under input noise, not how often a prediction flips).
@@ -40,7 +41,7 @@ and no library computes them (captum's ``sensitivity_max`` measures how much an
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -420,20 +421,20 @@ def train_to_accuracy(
     order = torch.Generator().manual_seed(seed)
     noise = torch.Generator().manual_seed(seed + 1)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+
+    def batches() -> Iterator[torch.Tensor]:
+        perm = torch.randperm(len(labels), generator=order).to(labels.device)
+        return iter(perm.split(batch_size))
+
+    def loss_fn(_: nn.Module, idx: torch.Tensor) -> torch.Tensor:
+        return regularised_loss(forward, tokens[idx], labels[idx], p, sigma_reg, noise)
+
     history: list[float] = []
     for _ in range(max_epochs):
-        model.train()
-        perm = torch.randperm(len(labels), generator=order).to(labels.device)
-        for start in range(0, len(labels), batch_size):
-            idx = perm[start : start + batch_size]
-            optimiser.zero_grad()
-            regularised_loss(forward, tokens[idx], labels[idx], p, sigma_reg, noise).backward()
-            optimiser.step()
-        model.eval()
+        core.train_epoch(model, optimiser, batches, loss_fn)
         history.append(accuracy(forward, tokens, labels))
         if history[-1] >= target:
             break
-    model.eval()
     return history
 
 

@@ -839,20 +839,6 @@ def bce(logits_pos: torch.Tensor, logits_neg: torch.Tensor) -> torch.Tensor:
     return f(logits_pos, torch.ones_like(logits_pos)) + f(logits_neg, torch.zeros_like(logits_neg))
 
 
-def run_epoch(model: nn.Module, optimiser: torch.optim.Optimizer, batches, loss_fn) -> float:
-    """One pass of ``batches()``, a step per batch; the mean loss."""
-    model.train()
-    losses = []
-    for batch in batches():
-        optimiser.zero_grad()
-        loss = loss_fn(model, batch)
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
-    model.eval()
-    return float(np.mean(losses))
-
-
 def fit(
     name: str,
     bench: Benchmark,
@@ -888,7 +874,7 @@ def fit(
     with core.threads(1):
         for epoch in range(epochs):
             start = time.perf_counter()
-            out.losses.append(run_epoch(model, optimiser, batches, loss_fn))
+            out.losses.append(core.train_epoch(model, optimiser, batches, loss_fn))
             seconds += time.perf_counter() - start
             out.val_mrr.append(evaluate(model, bench, split="val").mrr)
             if out.val_mrr[-1] >= best:
@@ -926,7 +912,7 @@ def epoch_runner(
 
     def epoch(_: int) -> float:
         with core.threads(1):
-            return run_epoch(model, optimiser, batches, loss_fn)
+            return core.train_epoch(model, optimiser, batches, loss_fn)
 
     return epoch, interactions
 
