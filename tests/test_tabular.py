@@ -9,7 +9,12 @@ from iclr25 import tabular
 
 @pytest.mark.parametrize(
     "name, rows, columns, classes",
-    [("breast_cancer", 569, 30, 2), ("iris", 150, 4, 3), ("wine", 178, 13, 3)],
+    [
+        ("breast_cancer", 569, 30, 2),
+        ("iris", 150, 4, 3),
+        ("wine", 178, 13, 3),
+        ("digits", 1797, 64, 10),
+    ],
 )
 def test_each_table_is_rows_by_columns_with_names(name, rows, columns, classes):
     table = tabular.load(name, 0)
@@ -47,3 +52,10 @@ def test_unknown_names_are_refused_with_what_is_accepted():
         tabular.load("adult")
     with pytest.raises(ValueError, match="unknown split 'dev'"):
         tabular.load("iris").split("dev")
+
+
+def test_digits_are_scaled_pixels_with_ten_classes():
+    table = tabular.load("digits", 0)
+    assert table.features[0] == "pixel_0_0" and table.classes == tuple(str(k) for k in range(10))
+    assert float(table.train.x.min()) == 0 and float(table.train.x.max()) == 1
+    assert set(table.train.y.tolist()) == set(range(10))

@@ -10,7 +10,8 @@ Offered, all shipped inside scikit-learn, so nothing is downloaded:
 
 * ``"breast_cancer"`` -- 569 tumours, 30 measurements, malignant or benign;
 * ``"iris"`` -- 150 flowers, 4 measurements, 3 species;
-* ``"wine"`` -- 178 wines, 13 chemical measurements, 3 cultivars.
+* ``"wine"`` -- 178 wines, 13 chemical measurements, 3 cultivars;
+* ``"digits"`` -- 1,797 handwritten digits as 8 x 8 = 64 grey levels (0-16), 10 classes.
 
 Splits: a random permutation of the rows drawn from ``seed`` is cut 60/20/20 into
 train, validation and test. Scaling: min-max by the training split,
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-DATASETS = ("breast_cancer", "iris", "wine")
+DATASETS = ("breast_cancer", "iris", "wine", "digits")
 SPLITS = ("train", "val", "test")
 FRACTIONS = (0.6, 0.2, 0.2)  # train / validation / test
 
