@@ -1,0 +1,405 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Knowledge Benchmark Graph for GNN design
+#
+# Researchers pick a model for a new dataset by remembering what worked on datasets
+# like it. Can a machine do the same from benchmark records? {cite:p}`liu2025kbg`
+# store benchmark results as facts *performance(dataset, model)* in a Knowledge
+# Benchmark Graph (KBG), describe each dataset without its labels, and transfer the
+# best models of the most similar recorded datasets to an unseen one. They ask
+# whether the similarity they use is "correct" (similar datasets should rank models
+# alike), and hand the retrieved facts to a language model that designs the model.
+# This chapter builds a small KBG from our own training runs, in a real embedded
+# graph database queried in Cypher, and tests the transfer dataset by dataset.
+
+# %% tags=["parameters"]
+n_datasets = 10
+ops = "gcn,gat,sage,gin,fc,skip"
+epochs = 60
+nodes = 400
+hidden = 32
+top_k = 3
+top_models = 5
+w = 1.0
+activation = "gower"
+llm_prompts = 20
+focus = "sbm-hetero"
+seed = 0
+device = "auto"
+
+# %%
+import ipywidgets as widgets
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from scipy.stats import spearmanr
+
+from iclr25 import core, llm
+from iclr25.chapters import kbg
+
+p = core.chapter("kbg", globals())
+
+# %% [markdown]
+# ## The method
+#
+# **Facts.** Every dataset is a node of the graph, every architecture another,
+# and each training run an edge *performance(dataset, architecture)* carrying the
+# metric, its value, the seed and the seconds it took. The architectures come from
+# NAS-Bench-Graph's operations: here a linear pre-layer, two operations, each with
+# ReLU and dropout, and a linear classifier.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/kbg.py
+# :pyobject: build_net
+# ```
+#
+# **Descriptions.** A dataset is known by statistics that need no labels: counts,
+# density, degree, clustering, connected components, degree assortativity, the
+# mean degree and eigenvector centralities, and "local" path lengths, diameter,
+# closeness and betweenness averaged over sampled 2-hop subgraphs; its feature
+# dimension and class count; and three categorical relations (task, domain, label
+# type).
+#
+# **Similarity.** The official `pairwise_similarity` ("gower"): each numeric
+# column is min-max scaled over the datasets, $d = |x_t - x_b|$ per column,
+# $s_{num} = \mathrm{mean}(1 - \min(f(d), u))$ with $u = 0.8$ and $f$ the identity
+# (the code's default activation) or $d^{1/3}$ (the "power" activation); the
+# categorical part is the Dice similarity of "same value as the target"
+# indicators; $s = w\, s_{num} + (1 - w)\, s_{cat}$.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/kbg.py
+# :pyobject: pairwise_similarity
+# ```
+#
+# **Recommendation.** The official "local" recommendation takes the $k$ most
+# similar datasets, their five best architectures each, and scores every row by
+# the mean of its min-max scaled similarity and min-max scaled performance; the
+# "global" one averages a performance score weighted by similarity per
+# architecture.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/kbg.py
+# :pyobject: recommend_local
+# ```
+
+# %% [markdown]
+# ## The datasets and the benchmark
+#
+# Ten node-classification graphs are generated offline, each with a fixed 50/25/25
+# split: contextual stochastic block models (`stochastic_blockmodel_graph` with
+# Gaussian class features) that vary size, density, homophily (one is
+# heterophilous), the number of classes and the feature signal; networkx's LFR
+# benchmark; a random-geometric graph labelled by the quadrant of its nodes; a
+# relaxed caveman graph labelled by groups of caves; and Zachary's karate club.
+# Every architecture is trained on every dataset (Adam 0.01, weight decay
+# $5 \times 10^{-4}$, dropout 0.5, full batch, one torch thread); the fact keeps
+# the test accuracy at the epoch of best validation accuracy, as NAS-Bench-Graph
+# does. The runs are cached by configuration.
+
+# %%
+config = kbg.settings(p)
+bench = core.cached("kbg-bench", config, lambda: kbg.run_benchmark(
+    config["names"], config["ops"], epochs=p.epochs, nodes=p.nodes,
+    hidden=p.hidden, seed=p.seed))
+table = kbg.bench_table(bench)
+frame = kbg.description_frame(bench["descriptions"])
+archs, names = bench["archs"], config["names"]
+print(f"{len(names)} datasets x {len(archs)} architectures = "
+      f"{table.size} facts; training took "
+      f"{sum(bench['facts']['seconds']):.0f} s when it ran")
+shown = frame[["node_count", "edge_count", "average_degree",
+               "average_clustering_coefficient", "num_classes", "domain"]]
+shown.assign(homophily=pd.Series(bench["homophily"])).round(3)
+
+# %% [markdown]
+# The homophily column (the share of edges joining nodes of one class) uses the
+# labels, so it is *not* part of the description the similarity sees; it is shown
+# because it decides much of which architecture wins.
+#
+# ## The Knowledge Benchmark Graph in a graph database
+#
+# The KBG lives in a folder of the embedded graph database `ladybug` (the
+# maintained continuation of Kuzu), built once per configuration and cached;
+# a reader can open it with `ladybug.Database(path, read_only=True)`. Its schema:
+
+# %%
+store = kbg.open_store(bench, config)
+print("database folder:", store.folder)
+for statement in kbg.SCHEMA:
+    print(statement.replace("{columns}", "<the description columns>") + ";")
+graph = kbg.networkx_view(store)
+kinds = pd.Series(dict(graph.nodes(data="kind"))).value_counts()
+relations = pd.Series([r for *_, r in graph.edges(data="relation")])
+print("\nnetworkx view: nodes", kinds.to_dict(), "edges",
+      relations.value_counts().to_dict())
+
+# %% [markdown]
+# Every number below is read back from the database. The facts a recommendation
+# reads come from one Cypher query, with the source datasets as a parameter:
+#
+# ```{literalinclude} ../lib/iclr25/chapters/kbg.py
+# :pyobject: Store.facts
+# ```
+
+# %%
+print(kbg.FACTS_QUERY)
+facts = store.facts(names)
+stored = facts.pivot(index="dataset", columns="arch", values="value")
+stored = stored.reindex(index=names, columns=archs)
+print("store agrees with the runs:", np.allclose(stored, table))
+kbg.heatmap(stored, "Test accuracy of every architecture (first op - second "
+            "op) on every dataset", height=420).show()
+
+# %% [markdown]
+# ## Is the similarity "correct"?
+#
+# The paper's test of a similarity function: datasets it calls similar should rank
+# the architectures alike. For every pair of datasets we compare the stored
+# similarity with the Kendall $\tau$ between their rankings of the architectures;
+# the claim is a Spearman correlation of at least 0.3 over the pairs. The
+# similarity is the book default ($w$ and activation above).
+
+# %%
+sim = kbg.similarity_from_store(store, names, w=p.w, activation=p.activation)
+tau = kbg.kendall_matrix(table)
+pairs = kbg.similarity_vs_tau(sim, tau)
+rho = spearmanr(pairs["similarity"], pairs["tau"]).statistic
+fig = go.Figure(go.Scatter(
+    x=pairs["similarity"], y=pairs["tau"], mode="markers",
+    text=pairs["a"] + " / " + pairs["b"],
+    hovertemplate="%{text}<br>s %{x:.3f}, tau %{y:.2f}<extra></extra>"))
+fig.update_layout(title=f"Dataset pairs: similarity against ranking "
+                  f"agreement (Spearman {rho:.2f})", height=400,
+                  xaxis_title=f"similarity ({p.activation}, w = {p.w:g})",
+                  yaxis_title="Kendall tau of architecture rankings")
+fig.show()
+core.claim(
+    "similarity_correct",
+    "Similar datasets rank architectures alike: Spearman(similarity, Kendall "
+    "tau) >= 0.3 over dataset pairs",
+    kind="paper",
+    paper="the paper proposes this correctness test; its correlations were "
+          "not retrieved (not in the official repository)",
+    value=rho, measured=f"Spearman {rho:.3f} over {len(pairs)} pairs");
+
+# %% [markdown]
+# The two activations side by side (rows: target, columns: candidate). The
+# "power" activation lifts small differences ($d^{1/3}$), so more of them reach
+# the cap $u$ and the similarities spread less at the top.
+
+# %%
+for act in kbg.ACTIVATIONS:
+    stored_sim = kbg.similarity_from_store(store, names, w=p.w,
+                                           activation=act)
+    kbg.heatmap(stored_sim, f"Similarity, activation '{act}', w = {p.w:g}",
+                height=360).show()
+
+# %% [markdown]
+# ## Recommending for an unseen dataset
+#
+# Leave one dataset out: its facts are hidden (the recommendation's Cypher
+# queries name only the other datasets), its description is not (it needs no
+# labels). The top-1 pick of each method is placed among all architectures on the
+# held-out dataset: 100 is the best architecture, 0 the worst, and a random pick
+# scores 50 on average. Beside the official local and global recommendations: the
+# local one with neighbours ranked by the official personalised PageRank
+# ($\alpha = 0.9$) over the similarity graph; the *global best* baseline, the
+# architecture with the best mean rank on the other datasets; and an *oracle* that
+# ranks neighbours by the true Kendall $\tau$ (it reads the hidden facts).
+
+# %%
+loo = kbg.leave_one_out(store, table, top_k=p.top_k, top_models=p.top_models,
+                        w=p.w, activation=p.activation)
+kbg.percentile_figure(loo, f"Leave one dataset out: the pick's percentile "
+                      f"(top-{p.top_k} neighbours)").show()
+summary = loo.groupby("method", sort=False)[["percentile", "regret"]].mean()
+summary.round(3)
+
+# %%
+local = summary.loc["KBG local", "percentile"]
+best = summary.loc["global best", "percentile"]
+core.claim(
+    "beats_random",
+    "The top-1 local recommendation's mean percentile on held-out datasets "
+    "is at least 75 (random: 50)",
+    kind="paper",
+    paper="recommendations from KBG transfer to unseen datasets (transfer "
+          "figures not retrieved)",
+    value=local, measured=f"mean percentile {local:.1f}");
+core.claim(
+    "beats_global",
+    "The local recommendation does at least as well as the global best "
+    "architecture (best mean rank on the other datasets)",
+    kind="paper",
+    paper="KBG recommendations beat dataset-agnostic baselines (figures not "
+          "retrieved)",
+    value=local - best,
+    measured=f"{local:.1f} vs {best:.1f}: difference {local - best:+.1f}");
+
+# %% [markdown]
+# ## Handing the facts to a language model
+#
+# The paper's last step gives the retrieved knowledge to an LLM that designs the
+# model. Here SmolLM2-135M-Instruct picks one of five random candidate
+# architectures for a held-out dataset by the log-probability of each candidate's
+# name after the prompt; once from the dataset's description alone, once with the
+# retrieved facts (the candidates' accuracies on the $k$ most similar datasets,
+# in the order of the local recommendation's score) added to the prompt. Each
+# pick is placed among all architectures on the held-out dataset, as above.
+
+# %%
+def llm_case(i, rng):
+    """Prompts (without, with facts) and candidates of the i-th case."""
+    held = names[i % len(names)]
+    sources = [d for d in names if d != held]
+    cands = list(rng.choice(archs, size=min(5, len(archs)), replace=False))
+    found = kbg.recommend(store, held, sources, top_k=p.top_k, top_models=5,
+                          w=p.w, activation=p.activation)
+    nb = found[["dataset", "similarity"]].drop_duplicates()
+    mine = store.facts(sources)
+    retrieved = kbg.recommend_local(nb, mine[mine["arch"].isin(cands)])
+    desc = bench["descriptions"][held]
+    return held, cands, [kbg.llm_prompt(held, desc, cands, None),
+                         kbg.llm_prompt(held, desc, cands, retrieved)]
+
+
+cases = [llm_case(i, np.random.default_rng([p.seed, i]))
+         for i in range(p.llm_prompts)]
+if cases:
+    print(cases[0][2][1])
+
+# %%
+if cases:
+    lm = llm.load_model("smollm2-135m")
+    with core.threads(1):
+        picks = [kbg.llm_picks(lm, [c[2][j] for c in cases],
+                               [c[1] for c in cases]) for j in (0, 1)]
+    pct = np.array([[kbg.percentile(table.loc[c[0]], pick[i])
+                     for i, c in enumerate(cases)] for pick in picks])
+    lift = float(pct[1].mean() - pct[0].mean())
+    fig = go.Figure()
+    for j, label in enumerate(["without facts", "with retrieved facts"]):
+        fig.add_bar(x=[f"{i}: {c[0]}" for i, c in enumerate(cases)], y=pct[j],
+                    name=f"{label} (mean {pct[j].mean():.0f})")
+    fig.update_layout(title="SmolLM2's pick: percentile on the held-out "
+                      "dataset", barmode="group", height=380,
+                      yaxis_title="percentile")
+    fig.show()
+    same = sum(a == b for a, b in zip(*picks))
+    print(f"the facts changed the pick in {len(cases) - same} of "
+          f"{len(cases)} cases")
+
+# %%
+if cases:
+    core.claim(
+        "llm_retrieval",
+        "Retrieved facts in the prompt lift SmolLM2-135M's pick by at least "
+        "10 percentile points",
+        kind="paper",
+        paper="retrieved KBG knowledge improves LLM model design (the paper "
+              "uses large LLMs; figures not retrieved)",
+        value=lift, measured=f"{pct[1].mean():.1f} with facts vs "
+                             f"{pct[0].mean():.1f} without: {lift:+.1f}");
+
+# %% [markdown]
+# ## How the numerical weight $w$ moves the recommendation
+#
+# $w = 1$ (the code's default) uses only the numeric description; $w = 0$ only
+# the categorical relations (task, domain, label type), which tie many datasets;
+# the README suggests 0.5. Move $w$ to see the percentile of the local pick on
+# each held-out dataset; the similarity graph stores every $w$ of the slider.
+
+# %%
+def by_weight(weight):
+    part = kbg.leave_one_out(store, table, top_k=p.top_k,
+                             top_models=p.top_models, w=weight,
+                             activation=p.activation)
+    part = part[part["method"].isin(["KBG local", "global best"])]
+    return kbg.percentile_figure(part, f"w = {weight:g}: percentile of the "
+                                 "local pick per held-out dataset")
+
+
+core.explore(by_weight, list(kbg.SIM_WEIGHTS), "w",
+             active=list(kbg.SIM_WEIGHTS).index(p.w));
+
+# %% [markdown]
+# ## A dataset's neighbours and facts
+#
+# Pick a held-out dataset: its most similar datasets (from the stored SIMILAR
+# edges), the facts the local recommendation reads from them with their scores,
+# and its pick. Both come from these Cypher queries:
+
+# %%
+print(kbg.NEIGHBOURS_QUERY, "\n", kbg.FACTS_QUERY)
+
+
+def neighbours(name):
+    others = [d for d in names if d != name]
+    rec = kbg.recommend(store, name, others, top_k=p.top_k,
+                        top_models=p.top_models, w=p.w,
+                        activation=p.activation)
+    nb = rec[["dataset", "similarity"]].drop_duplicates()
+    return kbg.neighbours_figure(name, nb, rec, rec["arch"].iloc[0])
+
+
+core.explore(neighbours, names, "held-out dataset",
+             live=widgets.Dropdown(options=names, value=p.focus,
+                                   description="held-out dataset"),
+             active=names.index(p.focus));
+
+# %% [markdown]
+# ## Claims
+#
+# The bounds (`kbg.BOUNDS`) were fixed by the chapter's issue before any run: a
+# mean percentile of 75 for the local pick, at least the global best's, a
+# Spearman correlation of 0.3, a lift of 10 percentile points. The two gaps
+# (`kbg.KNOWN_GAPS`) were declared, with their diagnosis, before the book-mode
+# run.
+
+# %%
+core.claims_table();
+
+# %% [markdown]
+# ## What differs from the paper
+#
+# * **Scale.** The paper's KBG holds 26,206 models and 211,669 performance records
+#   on 9 real datasets (Cora to ogbn-proteins) from NAS-Bench-Graph's 9 operations
+#   and 9 topologies; ours holds 36 architectures (6 operations, one two-layer
+#   topology) on 10 generated graphs of a few hundred nodes, one seed each, 60
+#   epochs. All 81 architectures of the 9 operations run with
+#   `-p ops=gcn,gat,sage,gin,cheb,arma,graph,fc,skip`.
+# * **Data.** Generated graphs replace the citation, co-author and co-purchase
+#   graphs, so the categorical relations (domain) are ours, and the knobs that
+#   decide the ranking (homophily, feature signal) are invisible to a label-free
+#   description by construction.
+# * **Descriptions.** Local metrics average over 10 distinct 2-hop subgraphs with
+#   betweenness estimated from 32 pivots (official: 20 samples, exact, but its
+#   sampler re-seeds before every draw and so samples one subgraph); a constant
+#   numeric column scales to 0 (official: NaN).
+# * **Recommendation.** $k = 3$ neighbours (README: 5, with 9 datasets); rows of
+#   equal similarity or performance scale to 1 (official: division by zero); the
+#   local list is sorted by score (official returns it unsorted).
+# * **LLM.** SmolLM2-135M scores five given candidates; the paper's LLMs are large
+#   chat models that write a design.
+#
+# ## Going further
+#
+# All 81 architectures, more epochs and larger graphs (a few CPU minutes more;
+# the runs are cached by configuration):
+#
+# ```bash
+# python -m iclr25 run kbg -p ops=gcn,gat,sage,gin,cheb,arma,graph,fc,skip \
+#     -p epochs=200 -p nodes=2000 -p top_k=5
+# ```
+#
+# The database folder printed above opens in any ladybug (or Kuzu-compatible)
+# client for your own Cypher queries.
