@@ -522,17 +522,18 @@ core.claims_table();
 # * **Receptive field.** A GridPG map can only single out a cell if what the last
 #   layer sees fits in it. The backbone max-pools once, so a unit of its last
 #   convolution sees 12×12 pixels of a 16-pixel cell (with the usual second pool
-#   it would see 18×18, straddling two cells; `pools = 2` runs that variant). The
-#   maps still localise only weakly (GridPG 0.3-0.6 against chance 0.25): our
-#   features are generic edge and blob detectors, not class-selective parts.
+#   it would see 18×18, straddling two cells; `pools = 2` runs that variant).
+#   Even so the maps localise weakly (compare the heatmaps above with chance,
+#   one over the number of cells): our features are generic edge and blob
+#   detectors, not class-selective parts.
 # * **Probes.** The paper's MLP probes have batch norm between layers; ours do not
 #   (captum's LRP has no rule for 1-d batch norm), and the B-cos MLP's uncentred batch
 #   norm is a learned positive gain per channel, what that norm is in eval mode. Probe
 #   inputs are scaled to unit root-mean-square per feature. The paper trains probes
 #   for 100 epochs of SGD on ImageNet; ours are trained to convergence by full-batch
-#   L-BFGS on cached features, stopped on the validation loss (all probes stop
-#   there, well before `probe_iter`; on 3,600 images an MLP would otherwise
-#   memorise).
+#   L-BFGS on cached features, stopped when the training loss stalls or on the
+#   validation loss (on 3,600 images an MLP would otherwise memorise), at most
+#   `probe_iter` iterations; the printout above says how each probe stopped.
 # * **BCE targets.** The official probe loss clamps the off-class targets to 1/N
 #   (0.001 for ImageNet's 1,000 classes, essentially one-hot); with six classes 1/N
 #   would be 0.17, a different loss, so we use one-hot targets as the issue fixes.
