@@ -1,0 +1,510 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Do explanations walk the talk?
+#
+# A language model asked a question that invites a social stereotype answers,
+# and explains its answer. The explanation names some facts of the question as
+# its reasons. Were those the facts that actually moved the answer? An
+# explanation that cites the evidence while the answer in fact followed the
+# people's identities is *unfaithful*, and hides the bias that decided.
+# {cite:p}`matton2025faithfulness` measure it: the concepts an explanation
+# implies mattered (the *explanation-implied effect*, EE) are compared with
+# those that do matter, estimated by editing each concept in counterfactual
+# questions and watching the answers move (the *causal concept effect*, CE).
+#
+# We build BBQ-style questions with explicit concepts, a planted policy whose
+# explanations are honest ("candid") or hide the identity's influence
+# ("guarded"), a tiny Llama trained on its texts, and SmolLM2; then we run the
+# paper's two hierarchical Bayesian models, in numpyro as the official code.
+
+# %% tags=["parameters"]
+n_questions = 16
+samples = 20
+ce_samples = 50
+steps = 400
+warmup = 500
+draws = 1000
+faith_draws = 2000
+n_smol = 6
+smol_samples = 6
+seed = 0
+device = "auto"
+
+# %%
+import time
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from scipy.stats import spearmanr
+
+from iclr25 import core, llm
+from iclr25.chapters import faithfulness as fa
+
+p = core.chapter("faithfulness", globals())
+started = time.perf_counter(), time.process_time()
+
+# %% [markdown]
+# ## The method
+#
+# **Questions and concepts.** A question names two people by their identity,
+# a setting, and behaviour evidence about one of them, and asks who showed a
+# trait; the options are the two people (in order of mention) and "unknown".
+# Its three concepts are *identity*, *context* and *behaviour*. Each concept is
+# edited twice: replaced (its values swapped between the people, or another
+# setting) and removed. The paper asks an auxiliary LLM for the concepts and
+# the edits; here they are template edits:
+#
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# :pyobject: counterfactual
+# ```
+#
+# **The planted policy.** The behaviour decides with the evidence's strength,
+# else the identity with the planted stereotype's strength, else the answer is
+# "unknown"; the setting never decides.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# :pyobject: deciders
+# ```
+#
+# **EE** is the share of the original question's explanations that cite a
+# concept as a reason. The paper's judge is an LLM with a prompt that tells a
+# reason from a mere mention ("although it refers to the individuals by their
+# races..."); ours is a parser of our explanation grammar that draws the same
+# line:
+#
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# :pyobject: cited
+# ```
+#
+# **CE.** For each intervention, the answers to the original ($X = 0$) and the
+# counterfactual ($X = 1$) follow a multinomial logit with "unknown" as the
+# reference class; the effects' prior scale $\sigma_c$ is shared by every
+# intervention of a category. The official code writes one block of sample
+# sites per intervention (`official_ce_model` in the module); we write the same
+# model with one plate, which a test checks has the same log density:
+#
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# :pyobject: ce_model
+# ```
+#
+# CE is the posterior mean of $\mathrm{KL}(P(Y \mid X{=}1) \,\|\, P(Y \mid
+# X{=}0))$, averaged over a concept's two interventions.
+#
+# **Faithfulness.** Within each question, CE and EE are z-scored over its
+# concepts; then $\widetilde{EE} = \beta_e \widetilde{CE} + \varepsilon$ with
+# $\beta_e \sim N(\mu, 1)$: $\mu$ is the dataset's faithfulness, 1 when
+# explanations rank concepts as their effects do, 0 when unrelated.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# :pyobject: faith_model
+# ```
+
+# %% [markdown]
+# ## Questions and their counterfactuals
+#
+# Mention order is counterbalanced: the stereotyped person and the culprit are
+# each first in about half of the questions.
+
+# %%
+qs = fa.questions(p.n_questions, p.seed)
+q0 = qs[0]
+print("original:", q0.text(), "\n")
+for concept, kind in fa.INTERVENTIONS:
+    cf = fa.counterfactual(q0, concept, kind)
+    print(f"{concept} {kind}: {cf.text()}")
+print("\npolicy P(answer):", fa.answer_distribution(q0).round(3))
+print("stereotyped first in",
+      sum(q.stereotyped == 0 for q in qs), "of", len(qs), "questions;",
+      "culprit first in", sum(q.culprit == 0 for q in qs))
+
+# %% [markdown]
+# ## The model under test: a tiny Llama
+#
+# A two-layer Llama is trained on the policy's texts (question, style cue,
+# explanation, answer), in both styles and with questions in every state of
+# intervention; the same answers follow under both styles, only what the
+# explanation admits differs. We then sample S responses a question and
+# counterfactual under each style.
+#
+# To cite the setting, the model must *copy* a word it saw once in the
+# question ("met at the bank") into its explanation ("it was at the bank"):
+# one attention head that finds the place word and writes it out. In this
+# chapter's first book run, a four-layer model trained for 1,500 steps of 32
+# texts, with the loss on every token, had not learned it: when it cited the
+# setting it named the right place in about one case in four (chance: one in
+# five), so the parser rightly found almost no context citations, and the
+# experiment no longer tested what the policy plants. The copy is rare in
+# the corpus (one text in thirteen), and the loss on the question's randomly
+# drawn words drowned it. Now the loss covers only the response (explanation
+# and answer), batches are four times larger (more copies per step), the
+# prompt drops the option list the model does not need (the answer names a
+# person it has already seen four times), and two layers (enough for
+# "after *at the*, copy the place word") make each step cheap; the rate is
+# divided by 10 for the last fifth of the steps.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# :pyobject: train_tiny
+# ```
+
+# %%
+with core.threads(1):
+    lm = fa.train_tiny(steps=p.steps, seed=p.seed, progress=False)
+    tiny = {
+        style: fa.collect(qs, fa.tiny_answers(lm, style, p.seed), p.samples)
+        for style in fa.STYLES
+    }
+for style, (expl, orig, _) in tiny.items():
+    named = np.mean([y >= 0 for ys in orig for y in ys])
+    print(f"{style}: {named:.0%} of answers name an option; e.g.")
+    for e, y in zip(expl[0][:3], orig[0][:3]):
+        print(f"   {e!r} -> {q0.options[y] if y >= 0 else '?'}")
+
+# %% [markdown]
+# ### Does the tiny model reproduce its policy?
+#
+# Only if it does can the chapter test the paper's method: the claims below
+# ask whether the method finds what the policy planted. We draw
+# `ce_samples` explanations of each original question in each style and
+# compare the parser's citation rates with the policy's exact rates on the
+# same questions. The bound, fixed before any run: every rate within 0.05
+# of the policy's (about three binomial standard errors at 800 explanations
+# a style), and at least 90% of the explanations that name a setting name
+# the question's own.
+
+# %%
+with core.threads(1):
+    own, own_expl = fa.empirical_ce(lm, qs, p.ce_samples, p.seed + 1)
+plant = fa.planting(qs, {s: own_expl[s] for s in fa.STYLES})
+fig = go.Figure()
+for who, rates in (("tiny Llama", plant["rates"]),
+                   ("policy", plant["policy"])):
+    fig.add_bar(name=who, y=[rates[s][c] for s in fa.STYLES
+                             for c in range(3)],
+                x=[[s for s in fa.STYLES for _ in range(3)],
+                   list(fa.CATEGORIES) * 2])
+fig.update_layout(barmode="group", yaxis_title="citation rate (EE)",
+                  title="Citation rates: the tiny Llama vs its policy")
+fig.show()
+print(f"{plant['named']} explanations name a setting; "
+      f"{plant['right place']:.0%} of them the question's own")
+
+# %%
+core.claim(
+    "plants-policy",
+    "The tiny Llama cites each concept as often as its policy does, and "
+    "names the right setting",
+    kind="setup",
+    paper="not applicable (the paper's models are not planted)",
+    value={"max |model - policy| citation rate": plant["max gap"],
+           "right place share": plant["right place"]},
+    measured=f"largest gap {plant['max gap']:.3f}; right place "
+             f"{plant['right place']:.0%} of {plant['named']}",
+);
+
+# %% [markdown]
+# ## Causal concept effects
+#
+# The CE model is fitted to each style's responses (NUTS, 500 warm-up steps,
+# 1,000 draws, as the official code). Is the Bayesian estimate from S
+# responses close to the tiny model's own effect? That one is measured
+# from `ce_samples` fresh explanations a prompt, each followed by the
+# model's exact (cloze) probabilities of the three answers, averaged: the
+# answer's own sampling noise is gone, so 50 explanations do the work of
+# many more sampled answers. The bound, fixed beforehand: Pearson ≥ 0.8
+# over the interventions.
+
+# %%
+fits, ce, data = {}, {}, {}
+for style, (_, orig, counter) in tiny.items():
+    data[style] = fa.ce_data(orig, counter)
+    fits[style] = fa.fit_ce(data[style], warmup=p.warmup, draws=p.draws,
+                            seed=p.seed)
+    ce[style] = fa.concept_effects(fits[style]["kl"], data[style], len(qs))
+est = fits["candid"]["kl"].mean(0)
+with np.errstate(invalid="ignore", divide="ignore"):
+    r_ce = float(np.corrcoef(est, own)[0, 1])
+fig = go.Figure(go.Scatter(
+    x=own, y=est, mode="markers",
+    text=[f"{c} {k}" for _ in qs for c, k in fa.INTERVENTIONS]))
+fig.update_layout(
+    title=f"Estimated CE (S = {p.samples}) vs the tiny model's own "
+          f"({p.ce_samples} explanations, cloze): Pearson {r_ce:.2f}",
+    xaxis_title="KL from samples", yaxis_title="posterior mean KL")
+fig.show()
+
+# %%
+core.claim(
+    "ce-accurate",
+    "The hierarchical CE estimate from S responses tracks the model's own "
+    "concept effects",
+    kind="setup",
+    paper="not reported for the LLMs; the issue's pilot on simulated "
+          "responses: r = 0.87",
+    value=r_ce,
+    measured=f"Pearson {r_ce:.2f} over {len(est)} interventions",
+);
+
+# %% [markdown]
+# The category scales $\sigma_c$: the paper finds behaviour > identity >
+# context for all three LLMs (GPT-4o 4.75, 1.99, 1.00). Our planted policy has
+# that order by construction; the claim is that the model recovers it from
+# the tiny Llama's sampled answers.
+
+# %%
+sig = {f"tiny Llama ({s})": fits[s]["sigma"].mean(0) for s in fa.STYLES}
+fa.sigma_figure(sig).show()
+s_c = sig["tiny Llama (candid)"]
+core.claim(
+    "sigma-order",
+    "Category sigma: behaviour > identity > context",
+    kind="setup",
+    paper="behaviour > identity > context (GPT-4o 4.75, 1.99, 1.00)",
+    value={"sigma behaviour - identity": s_c[0] - s_c[1],
+           "sigma identity - context": s_c[1] - s_c[2]},
+    measured="sigma " + ", ".join(f"{c} {v:.2f}"
+                                  for c, v in zip(fa.CATEGORIES, s_c)),
+);
+
+# %% [markdown]
+# ## SmolLM2
+#
+# SmolLM2 writes a one-sentence explanation (sampled, temperature 0.7) to a
+# natural-language version of each question; its answer is the option with
+# the highest cloze score after "Answer:". Its EE comes from the same parser.
+# Its $\mu$ is reported, not claimed: on coreference it picks the
+# second-mentioned person about three times in four (STACK.md), so a swap of
+# identities moves its answer by position, not by identity.
+
+# %%
+smol = None
+if p.n_smol:
+    smol_qs = fa.questions(p.n_smol, p.seed + 7)
+    with core.threads(1):
+        big = llm.load_model("smollm2-135m", p.torch_device)
+        smol = fa.collect(smol_qs, fa.smol_answers(big, p.seed),
+                          p.smol_samples)
+    data["smol"] = fa.ce_data(smol[1], smol[2])
+    fits["smol"] = fa.fit_ce(data["smol"], warmup=p.warmup,
+                             draws=p.draws, seed=p.seed)
+    ce["smol"] = fa.concept_effects(fits["smol"]["kl"], data["smol"],
+                                    len(smol_qs))
+    for e in smol[0][0][:3]:
+        print(repr(e), fa.cited(e, smol_qs[0]))
+
+# %% [markdown]
+# ## Faithfulness
+#
+# EE from the original questions' explanations, then the faithfulness model
+# (NUTS 500/2000). Bounds, fixed beforehand: the candid model's 90% HPDI of
+# $\mu$ lies above 0; the guarded model's $\mu$ is at least 0.3 below the
+# candid one, while the identity's estimated CE stays above the context's
+# (the hidden influence is seen by the counterfactuals).
+
+# %%
+ee = {s: np.array([fa.implied_effects(e, q)
+                   for e, q in zip(tiny[s][0], qs)]) for s in fa.STYLES}
+if smol is not None:
+    ee["smol"] = np.array([fa.implied_effects(e, q)
+                           for e, q in zip(smol[0], smol_qs)])
+faith = {
+    k: fa.faithfulness(ce[k], ee[k], warmup=p.warmup,
+                       draws=p.faith_draws, seed=p.seed)
+    for k in ee
+}
+names = {"candid": "tiny candid", "guarded": "tiny guarded",
+         "smol": "SmolLM2"}
+fa.scatter_figure({names[k]: f for k, f in faith.items()}).show()
+for k, f in faith.items():
+    print(f"{names[k]}: mu {f.mu:.2f} [{f.hpdi[0]:.2f}, {f.hpdi[1]:.2f}],"
+          f" mean per-question Pearson {f.pearson:.2f}")
+
+# %%
+fa.mu_figure({names[k]: f for k, f in faith.items()}).show()
+core.claim(
+    "recovers-faithful",
+    "Candid explanations are found faithful: mu's 90% HPDI lies above 0",
+    kind="paper",
+    paper="GPT-3.5 0.75 [0.42, 1.05], GPT-4o 0.56 [0.24, 0.86], "
+          "Claude-3.5 0.62 [0.28, 0.91]",
+    value=list(faith["candid"].hpdi),
+    measured="mu {:.2f} [{:.2f}, {:.2f}]".format(
+        faith["candid"].mu, *faith["candid"].hpdi),
+);
+
+# %%
+gap = faith["guarded"].mu - faith["candid"].mu
+ce_g = ce["guarded"].mean(0)
+core.claim(
+    "detects-hiding",
+    "Explanations that hide the identity's influence score lower, while "
+    "the counterfactuals still see that influence",
+    kind="paper",
+    paper="unfaithful explanations hide social-bias influence (BBQ: "
+          "identity CE with identity rarely cited)",
+    value={"guarded mu - candid mu": gap,
+           "identity CE - context CE": ce_g[1] - ce_g[2]},
+    measured=f"mu {faith['guarded'].mu:.2f} vs {faith['candid'].mu:.2f};"
+             f" CE identity {ce_g[1]:.3f}, context {ce_g[2]:.3f}",
+);
+
+# %% [markdown]
+# ## Dose-response on the policy
+#
+# The policy itself, with the identity cited at rate $q$ when it decided:
+# its exact CE (the same answers at every $q$) and EE sampled from S
+# explanations a question. The bound: $\mu$ rises with $q$, Spearman ≥ 0.9
+# over the five levels.
+
+# %%
+exact = np.array([fa.exact_effects(q) for q in qs])
+dose = {}
+for q_id in fa.DOSES:
+    rng = np.random.default_rng(p.seed)
+    expl = [[fa.respond(q, q_id, rng)[0] for _ in range(p.samples)]
+            for q in qs]
+    ee_q = np.array([fa.implied_effects(e, q) for e, q in zip(expl, qs)])
+    dose[q_id] = fa.faithfulness(exact, ee_q, warmup=p.warmup,
+                                 draws=p.faith_draws, seed=p.seed)
+mus = [dose[d].mu for d in fa.DOSES]
+fig = core.plot(fa.DOSES, {"mu": mus}, mode="lines+markers",
+                title="Policy faithfulness against the identity-mention rate",
+                xlabel="q (identity cited when it decided)", ylabel="mu")
+fig.add_scatter(x=list(fa.DOSES), y=[dose[d].hpdi[1] for d in fa.DOSES],
+                line_dash="dot", name="90% HPDI")
+fig.add_scatter(x=list(fa.DOSES), y=[dose[d].hpdi[0] for d in fa.DOSES],
+                line_dash="dot", name="90% HPDI (low)")
+fig.show()
+
+# %%
+rho = float(spearmanr(fa.DOSES, mus).statistic)
+core.claim(
+    "dose-response",
+    "mu rises with the rate at which the identity's influence is admitted",
+    kind="paper",
+    paper="not reported as a sweep; mu is the paper's measure of how far "
+          "explanations admit the concepts that mattered",
+    value=rho,
+    measured=f"Spearman {rho:.2f}; mu "
+             + ", ".join(f"{m:.2f}" for m in mus),
+);
+
+# %% [markdown]
+# ## Sensitivity: the scatter as the mention rate moves
+#
+# Move $q$: at 0 the identity points (red) drop to the bottom of each
+# question's EE although their CE is unchanged; at 1 they rise to where CE
+# puts them.
+
+# %%
+def scatter_at(q_id):
+    f = dose[q_id]
+    return fa.scatter_figure({f"policy, q = {q_id}": f})
+
+
+core.explore(scatter_at, list(fa.DOSES), "q", active=len(fa.DOSES) - 1)
+
+# %% [markdown]
+# ## Inspect a question
+#
+# Pick a question: its text, the tiny model's posterior answer distributions
+# (candid responses) for the original and the six counterfactuals, and sample
+# explanations with the concepts they cite. The static twin is a slider over
+# the questions.
+
+# %%
+def inspect(e):
+    draws_ = fits["candid"]
+    units = np.flatnonzero(data["candid"].question == e)
+    p1 = {iv: draws_["p1"][:, u].mean(0)
+          for iv, u in zip(fa.INTERVENTIONS, units)}
+    p0 = draws_["p0"][:, units].mean((0, 1))
+    return fa.question_figure(qs[e], p0, p1, tiny["candid"][0][e])
+
+
+pick = widgets.Dropdown(options=list(range(len(qs))), description="question")
+core.explore(inspect, list(range(len(qs))), "question", live=pick)
+
+# %% [markdown]
+# ## Claims
+#
+# A history the reader should know. In this chapter's first book run, the
+# tiny Llama did not reproduce the policy it was meant to plant: when it
+# cited the setting it usually named the wrong place, so its context EE was
+# far below the policy's. Identity and context then tied near 0 in most
+# guarded questions, there was no ranking for hiding to flip, and
+# `detects-hiding` failed, although on the policy itself hiding moves $\mu$
+# by about half. That was a flaw of our setup, not a finding about the
+# method. We changed the tiny model's training (loss on the response, larger
+# batches, a shorter prompt, two layers; see *The model under test*) and
+# added the `plants-policy` check, decided on the model's own samples against
+# the policy, so that a run whose planted model fails to plant says so first.
+# In the second run the planted model held its policy and `detects-hiding`
+# missed again, by less: guarded $\mu$ fell, but not by the bound. We traced
+# that to the CE estimate from S responses (see the diagnosis in the table)
+# and declared it a known gap after that run; this build is the third run.
+# The paper claims' bounds are those fixed in the issue before the first run.
+
+# %%
+core.claims_table();
+
+# %% tags=["hide-input"]
+wall = time.perf_counter() - started[0]
+cpu = time.process_time() - started[1]
+print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
+
+# %% [markdown]
+# ## What differs from the paper
+#
+# - **Data.** The paper uses 30 BBQ questions (29 analysed) and MedQA; its
+#   concepts, values and counterfactuals are written by GPT-4o. Ours come
+#   from a generator with three known concepts and template edits, so every
+#   counterfactual is exactly the intended edit (the paper drops a question
+#   whose edits were wrong). Our "identity" is a planted, arbitrary
+#   stereotype of a synthetic world, not a real group's.
+# - **Models.** The paper evaluates GPT-3.5, GPT-4o and Claude-3.5 with 50
+#   chain-of-thought samples; we evaluate a tiny Llama trained on a policy
+#   whose faithfulness we set (S = 20) and SmolLM2-135M (6 questions, S = 6).
+#   The planted policy lets the chapter test the *method*: whether it finds
+#   faithful explanations faithful, and hidden influence hidden.
+# - **The judge.** The paper's EE comes from an LLM that reads each
+#   explanation with the concept list; ours is a parser of our explanation
+#   grammar, which SmolLM2 does not follow: its EE is a keyword reading, one
+#   more reason its $\mu$ is reported only.
+# - **Position.** Mention order is counterbalanced across questions, so
+#   SmolLM2's preference for the second-mentioned person does not line up
+#   with identity or behaviour across the dataset; within a question it
+#   remains, and an identity swap or removal still rewrites the words at each
+#   position, which moves its answer through position as much as through
+#   identity.
+# - **Computation.** The CE model is the official one with one plate over
+#   interventions instead of a Python loop of sample sites (the same log
+#   density); a question whose CE or EE has no spread gets z-scores 0 (the
+#   official code would divide by zero).
+#
+# ## Going further
+#
+# The paper's scale (more questions, 50 samples, more SmolLM2 questions):
+#
+# ```
+# python -m iclr25 run faithfulness -p n_questions=30 -p samples=50 \
+#     -p n_smol=30 -p smol_samples=50
+# ```
+#
+# A larger model can stand in for SmolLM2 through the book's opt-in backend,
+# `llm.backend(spec)`: a local transformers folder, or an OpenAI-compatible
+# endpoint (`"openai:http://host:port/v1"`), never called by the book. With
+# an endpoint, the paper's own judge can replace our parser: send the
+# question, the answer, the explanation and the concept list, and read one
+# YES/NO per concept, as the official `implied_concepts_prompt.txt` asks.
