@@ -403,6 +403,7 @@ def run_nuts(model: Any, statics: tuple, arrays: tuple, warmup: int, draws: int,
     import jax
     from numpyro.infer import MCMC, NUTS
 
+    _persistent_compilation_cache(jax)
     key = (model.__name__, statics, tuple((a.shape, str(a.dtype)) for a in arrays),
            warmup, draws)  # fmt: skip
     if key not in _COMPILED:
@@ -412,6 +413,15 @@ def run_nuts(model: Any, statics: tuple, arrays: tuple, warmup: int, draws: int,
     mcmc = _COMPILED[key]
     mcmc.run(jax.random.PRNGKey(seed), *arrays)
     return mcmc
+
+
+def _persistent_compilation_cache(jax: Any) -> None:
+    """Keep XLA's compiled samplers in the book's cache folder, so that a second run of the
+    chapter (or its smoke run) skips most of JAX's compile time."""
+    folder = str(core.cache_dir() / "jax")
+    if jax.config.jax_compilation_cache_dir != folder:
+        jax.config.update("jax_compilation_cache_dir", folder)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 
 
 def _call(model: Any, statics: tuple, *arrays: Any) -> None:
