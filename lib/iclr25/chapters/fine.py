@@ -439,19 +439,27 @@ def neuron_layers_figure(
     return fig
 
 
-def sweep_figure(sweep: dict[int, list[dict[str, Any]]], metrics: Sequence[str]) -> go.Figure:
-    """The mean of each metric over the swept edits against the number of neurons ``k``;
-    ``sweep[k]`` holds the records of :func:`iclr25.editing.run_cases`."""
-    ks = sorted(sweep)
+def _mean_sweep_figure(
+    sweep: dict[int, list[dict[str, Any]]], metrics: Sequence[str], title: str, xlabel: str
+) -> go.Figure:
+    """The mean of each metric over the records at each swept value, on a log x-axis;
+    ``title`` is completed with the number of edits."""
+    xs = sorted(sweep)
     fig = core.plot(
-        ks,
-        {m: [np.nanmean([r[m] for r in sweep[k]]) for k in ks] for m in metrics},
-        title=f"FiNE with k neurons, mean over {len(sweep[ks[0]])} edits",
-        xlabel="k (neurons edited)",
+        xs,
+        {m: [np.nanmean([r[m] for r in sweep[x]]) for x in xs] for m in metrics},
+        title=f"{title}, mean over {len(sweep[xs[0]])} edits",
+        xlabel=xlabel,
         log_x=True,
         mode="lines+markers",
     )
     return fig.update_layout(yaxis_range=[0, 1.05])
+
+
+def sweep_figure(sweep: dict[int, list[dict[str, Any]]], metrics: Sequence[str]) -> go.Figure:
+    """The mean of each metric over the swept edits against the number of neurons ``k``;
+    ``sweep[k]`` holds the records of :func:`iclr25.editing.run_cases`."""
+    return _mean_sweep_figure(sweep, metrics, "FiNE with k neurons", "k (neurons edited)")
 
 
 def edits_figure(records: Sequence[dict[str, Any]], metrics: Sequence[str], k: int) -> go.Figure:
@@ -472,13 +480,9 @@ def edits_figure(records: Sequence[dict[str, Any]], metrics: Sequence[str], k: i
 def c_sweep_figure(by_size: dict[int, list[dict[str, Any]]], metrics: Sequence[str]) -> go.Figure:
     """ROME's mean score per metric against the number of tokens ``C`` is estimated from
     (:func:`c_sweep`)."""
-    sizes = sorted(by_size)
-    fig = core.plot(
-        sizes,
-        {m: [np.nanmean([r[m] for r in by_size[n]]) for n in sizes] for m in metrics},
-        title=f"ROME with C from n tokens, mean over {len(by_size[sizes[0]])} edits",
-        xlabel="tokens the key second moment C is estimated from",
-        log_x=True,
-        mode="lines+markers",
+    return _mean_sweep_figure(
+        by_size,
+        metrics,
+        "ROME with C from n tokens",
+        "tokens the key second moment C is estimated from",
     )
-    return fig.update_layout(yaxis_range=[0, 1.05])
