@@ -57,6 +57,25 @@ def test_cases_hold_the_right_prompts(facts):
         editing.make_cases(facts, 8, np.random.default_rng(0))
 
 
+def test_cases_rewrite_only_the_facts_asked_for(facts):
+    def mid(f):
+        return f.relation != "capital"
+
+    cases = editing.make_cases(facts, 3, np.random.default_rng(0), rewritable=mid)
+    assert all(c.fact.relation != "capital" for c in cases)
+    # every fact is still a relation probe, and the first draws are the unfiltered ones
+    plain = editing.make_cases(facts, 7, np.random.default_rng(0))
+    assert [c.fact for c in cases] == [c.fact for c in plain if mid(c.fact)][:3]
+    assert any(
+        o
+        == next(f.object for f in facts if f.subject == c.fact.subject and f.relation == "capital")
+        for c in cases
+        for _, o in [(p, o.strip()) for p, o in c.relation]
+    )
+    with pytest.raises(ValueError, match="can be rewritten"):
+        editing.make_cases(facts, 7, np.random.default_rng(0), rewritable=mid)
+
+
 def test_metrics_on_hand_made_cases():
     assert editing.token_accuracy([torch.tensor([1, 2]), torch.tensor([3])], [[1, 5], [3]]) == 0.75
     assert (
@@ -233,3 +252,29 @@ def test_rome_update_reuses_v_and_k(tiny):
         torch.testing.assert_close(
             W @ edit.info["k_star"], edit.info["v_star"], atol=1e-4, rtol=1e-4
         )
+
+
+def test_counterfact_probes_margins_and_accuracy(tiny, facts):
+    (case,) = editing.make_cases(facts, 1, np.random.default_rng(0), n_neighbours=2)
+    groups = editing.counterfact_probes(case)
+    new, old = case.request.target, " " + case.fact.object
+    assert groups["ES"] == [(case.request.prompt, new, old)]
+    assert all((r, w) == (new, old) for _, r, w in groups["PS"])
+    for kind, probes in (("NS", case.neighbourhood), ("RS", case.relation), ("DNS", case.distract)):
+        assert groups[kind] == [(p, o, new) for p, o in probes]
+    # the mean per-token NLL, computed directly
+    prompt, obj = "The capital of France is the city of", " Kuala Lumpur"
+    ids = tiny.tokens(prompt + obj)
+    with torch.no_grad():
+        logp = tiny.model(input_ids=torch.tensor([ids])).logits[0].log_softmax(-1)
+    n = len(tiny.tokens(obj))
+    want = -np.mean([float(logp[len(ids) - n - 1 + j, ids[len(ids) - n + j]]) for j in range(n)])
+    got = editing.mean_nll(tiny, [(prompt, obj), (prompt, " Rome")])
+    assert got[0] == pytest.approx(want, rel=1e-4)
+    (margins,) = editing.counterfact_margins(tiny, [case])
+    p, r, w = groups["ES"][0]
+    nll = editing.mean_nll(tiny, [(p, r), (p, w)])
+    assert margins["ES"][0] == pytest.approx(nll[1] - nll[0], rel=1e-4, abs=1e-5)
+    assert {k: len(v) for k, v in margins.items()} == {k: len(v) for k, v in groups.items()}
+    assert editing.counterfact_accuracy([0.5, -0.1, 0.0, 2.0]) == 0.5  # a tie is a miss
+    assert math.isnan(editing.counterfact_accuracy([]))

@@ -16,6 +16,9 @@ city of" Paris -> Rome, by changing the weights of the model. This module holds:
   forcing; each locality score is the share of the true object's tokens whose predicted
   token is unchanged by the edit; fluency is ROME's weighted bi- and tri-gram entropy of
   generated text;
+* CounterFact accuracy, as ROME's summarize script scores it (the SADR paper's metric):
+  a probe counts when the right object's mean per-token NLL is below the wrong one's
+  (:func:`counterfact_margins`, :func:`counterfact_accuracy`);
 * ROME (Meng et al., 2022): causal tracing picks the layer, the key ``k*`` is the MLP's
   hidden activation at the subject's last token, ``v*`` is optimised so that the model
   says the new object (with the KL term on "{subject} is a" that keeps the subject's
@@ -294,19 +297,31 @@ class Case:
 
 
 def make_cases(
-    facts: Sequence[Fact], n: int, rng: np.random.Generator, *, n_neighbours: int = 3
+    facts: Sequence[Fact],
+    n: int,
+    rng: np.random.Generator,
+    *,
+    n_neighbours: int = 3,
+    rewritable: Callable[[Fact], bool] | None = None,
 ) -> list[Case]:
     """``n`` edit cases over the known ``facts``, each rewriting a fact to another object of
-    its relation drawn at random; facts whose subject has another known relation come first."""
+    its relation drawn at random; facts whose subject has another known relation come first.
+    With ``rewritable``, only the facts it accepts are rewritten (every fact still serves
+    as a neighbour or a relation probe); the draws are the same as without it."""
     by_subject: dict[str, list[Fact]] = {}
     for f in facts:
         by_subject.setdefault(f.subject, []).append(f)
-    if n > len(facts):
-        raise ValueError(f"{n} edits asked for, but only {len(facts)} known facts are available")
+    eligible = [f for f in facts if rewritable is None or rewritable(f)]
+    if n > len(eligible):
+        raise ValueError(
+            f"{n} edits asked for, but only {len(eligible)} known facts can be rewritten"
+        )
     # facts whose subject has another known relation first (they have relation probes)
     order = sorted(
         rng.permutation(len(facts)), key=lambda j: len(by_subject[facts[j].subject]) == 1
     )
+    if rewritable is not None:
+        order = [j for j in order if rewritable(facts[int(j)])]
     cases = []
     for k in order[:n]:
         fact = facts[int(k)]
@@ -491,6 +506,68 @@ def evaluate(lm: llm.LM, case: Case, before: Baseline, n_tokens: int = 24) -> di
         "fluency": fluency(lm, case.generation, n_tokens),
         "fluency_before": before.fluency,
     }
+
+
+# ---------------------------------------------------------------------------------
+# CounterFact accuracy (the SADR paper's metric, from ROME's summarize script)
+# ---------------------------------------------------------------------------------
+
+#: The CounterFact scores: efficacy, paraphrase, neighbourhood, relation and
+#: distract-neighbourhood.
+COUNTERFACT = ("ES", "PS", "NS", "RS", "DNS")
+
+
+def counterfact_probes(case: Case) -> dict[str, list[tuple[str, str, str]]]:
+    """A case's probes as ``(prompt, right, wrong)`` per CounterFact score: on the
+    rewrite prompt (ES) and the paraphrases (PS) the new object is right and the old one
+    wrong; on the neighbourhood (NS), the subject's other relations (RS) and the
+    distract prompts (DNS) the true object is right and the new one wrong."""
+    new, old = case.request.target, " " + case.fact.object
+    return {
+        "ES": [(case.request.prompt, new, old)],
+        "PS": [(p, new, old) for p in case.paraphrases],
+        "NS": [(p, o, new) for p, o in case.neighbourhood],
+        "RS": [(p, o, new) for p, o in case.relation],
+        "DNS": [(p, o, new) for p, o in case.distract],
+    }
+
+
+@torch.no_grad()
+def mean_nll(lm: llm.LM, probes: Sequence[tuple[str, str]], chunk: int = 32) -> np.ndarray:
+    """Each probe's mean per-token negative log-likelihood of its object after its
+    prompt (teacher forcing), ``[probe]``."""
+    out = []
+    for at in range(0, len(probes), chunk):
+        part = probes[at : at + chunk]
+        batch, columns, objs = probe_batch(lm, part)
+        rows = [i for i, cols in enumerate(columns) for _ in cols]
+        logp = llm.logits_at(lm, batch, rows, [c for cols in columns for c in cols])
+        picked = logp.float().log_softmax(-1)[torch.arange(len(rows)), [t for o in objs for t in o]]
+        out += [-float(x.mean()) for x in picked.cpu().split([len(o) for o in objs])]
+    return np.array(out, dtype=float)
+
+
+def counterfact_margins(lm: llm.LM, cases: Sequence[Case]) -> list[dict[str, np.ndarray]]:
+    """Per case and CounterFact score, each probe's margin: the wrong object's mean
+    per-token NLL minus the right one's (nats; positive when the model prefers the
+    right object). The model as it is now: apply an edit first to score it."""
+    groups = [counterfact_probes(c) for c in cases]
+    flat = [t for g in groups for kind in COUNTERFACT for t in g[kind]]
+    nll = mean_nll(lm, [(p, r) for p, r, _ in flat] + [(p, w) for p, _, w in flat])
+    margins = nll[len(flat) :] - nll[: len(flat)]
+    out, at = [], 0
+    for g in groups:
+        out.append({})
+        for kind in COUNTERFACT:
+            out[-1][kind], at = margins[at : at + len(g[kind])], at + len(g[kind])
+    return out
+
+
+def counterfact_accuracy(margins: Sequence[float] | np.ndarray) -> float:
+    """The share of probes whose right object has the lower mean per-token NLL
+    (margin > 0; ties count as misses, as in ROME's summarize script); ``nan`` for none."""
+    margins = np.asarray(margins, dtype=float)
+    return float((margins > 0).mean()) if margins.size else float("nan")
 
 
 # ---------------------------------------------------------------------------------
