@@ -374,3 +374,92 @@ def test_smollm2_loads_offline_from_the_cache():
     )
     assert sweep.patched[0, 0, 0, 1] > sweep.patched[0, 0, 0, 0]  # the subject patched early: Rome
     assert np.isfinite(sweep.patched.numpy()).all()
+
+
+# ---- backends -------------------------------------------------------------------
+
+
+@pytest.fixture
+def stub_server():
+    """A stub OpenAI-compatible server on the loopback address, in a thread."""
+    import http.server
+    import json
+    import threading
+
+    asked = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def reply(self, body):
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self.reply(
+                {
+                    "object": "list",
+                    "data": [{"id": "stub-1", "object": "model", "created": 0, "owned_by": "test"}],
+                }
+            )
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            asked.append(body)
+            text = "It is the Farmer, not the nurse."
+            self.reply(
+                {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": text},
+                        }
+                    ],
+                }
+            )
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", asked
+    server.shutdown()
+    server.server_close()
+
+
+def test_openai_backend_queries_the_stub_server_and_parses_the_answer(stub_server):
+    url, asked = stub_server
+    b = llm.backend(f"openai:{url}")
+    assert b.model == "stub-1"
+    picked = b.choose(["Who was late?", "Who?"], [[" nurse", " farmer"], [" judge", " pilot"]])
+    assert picked == [1, -1]  # the farmer is named first; neither judge nor pilot is named
+    assert asked[0]["messages"][0]["content"] == "Who was late?"
+    assert asked[0]["model"] == "stub-1" and asked[0]["temperature"] == 0
+
+
+def test_parse_choice_takes_the_first_named_option():
+    assert llm.parse_choice("the nurse, then the farmer", ["farmer", "nurse"]) == 1
+    assert llm.parse_choice("nurses", ["nurse"]) == -1
+
+
+def test_unknown_backend_and_unreachable_endpoint_are_clear_errors():
+    import socket
+
+    with pytest.raises(ValueError, match="unknown backend 'gpt-9'; accepted"):
+        llm.backend("gpt-9")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(
+        ConnectionError, match=f"no OpenAI-compatible server answers at http://127.0.0.1:{port}"
+    ):
+        llm.backend(f"openai:http://127.0.0.1:{port}/v1", timeout=2)

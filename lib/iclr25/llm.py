@@ -1117,3 +1117,105 @@ def vocab_projection(
         x = head_contributions(lm, layer, x[:, :, 0]) if component == "head" else x[:, 0]
         out.append(project(lm, x).float().log_softmax(-1)[..., list(tokens)].cpu())
     return torch.stack(out)
+
+
+# ---------------------------------------------------------------------------------
+# Backends: one interface to a local model or an OpenAI-compatible endpoint
+# ---------------------------------------------------------------------------------
+
+BACKENDS = (
+    "a model of MODELS (e.g. 'smollm2-135m'), a local transformers folder, or "
+    "'openai:http://host:port/v1' (an OpenAI-compatible server)"
+)
+
+
+def parse_choice(text: str, options: Sequence[str]) -> int:
+    """The option that ``text`` names first (whole words, any case), or -1 if none."""
+    import re
+
+    found = []
+    for k, option in enumerate(options):
+        m = re.search(rf"\b{re.escape(option.strip())}\b", text, flags=re.IGNORECASE)
+        if m:
+            found.append((m.start(), -len(option.strip()), k))
+    return min(found)[2] if found else -1
+
+
+@dataclass
+class Backend:
+    """A model that picks one of a prompt's options.
+
+    A local model (``lm``) scores each option as a continuation of the prompt (cloze,
+    :func:`score_continuations`); an endpoint (``client``) is a black box: it writes an
+    answer (greedy, ``max_tokens``) and the option its text names first is taken
+    (:func:`parse_choice`; -1 when it names none).
+    """
+
+    name: str
+    lm: LM | None = None
+    client: Any = None
+    model: str | None = None
+    max_tokens: int = 16
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        """The backend's written answers to ``prompts``."""
+        if self.lm is not None:
+            return generate(self.lm, prompts, n_tokens=self.max_tokens)
+        out = []
+        for prompt in prompts:
+            reply = self.client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=self.max_tokens,
+                temperature=0,
+            )
+            out.append(reply.choices[0].message.content or "")
+        return out
+
+    def choose(self, prompts: Sequence[str], options: Sequence[Sequence[str]]) -> list[int]:
+        """The index of the option picked for each prompt."""
+        if self.lm is not None:
+            return score_continuations(self.lm, prompts, options).argmax(-1).tolist()
+        return [parse_choice(t, o) for t, o in zip(self.generate(prompts), options)]
+
+
+def backend(
+    spec: str,
+    *,
+    device: str | torch.device = "cpu",
+    api_key: str = "unused",
+    timeout: float = 10.0,
+) -> Backend:
+    """A :class:`Backend` from ``spec``: a name of :data:`MODELS`, a local transformers
+    folder (loaded offline), or ``"openai:<base url>"`` for an OpenAI-compatible server
+    (the first model it lists is used). Opt-in: nothing in the book calls an endpoint.
+    An unknown spec or an endpoint that does not answer is one clear error."""
+    if spec in MODELS:
+        return Backend(spec, lm=load_model(spec, device))
+    if spec.startswith("openai:"):
+        import openai
+
+        url = spec.removeprefix("openai:")
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"backend {spec!r}: the endpoint must be http(s)://host:port/v1")
+        client = openai.OpenAI(base_url=url, api_key=api_key, timeout=timeout, max_retries=0)
+        try:
+            models = [m.id for m in client.models.list()]
+        except (openai.APIConnectionError, openai.APITimeoutError) as err:
+            raise ConnectionError(f"no OpenAI-compatible server answers at {url} ({err})") from None
+        except openai.APIError as err:
+            raise ConnectionError(
+                f"the server at {url} refused to list its models ({err})"
+            ) from None
+        if not models:
+            raise ConnectionError(f"the server at {url} lists no models")
+        return Backend(f"openai:{models[0]}", client=client, model=models[0])
+    if Path(spec).is_dir():
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        with _quiet():
+            model = AutoModelForCausalLM.from_pretrained(spec, local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=True)
+        lm = LM(Path(spec).name, model.to(device).eval(), tokenizer)
+        return Backend(lm.name, lm=lm)
+    raise ValueError(f"unknown backend {spec!r}; accepted: {BACKENDS}")
