@@ -38,6 +38,7 @@ draws = 1000
 faith_draws = 2000
 n_smol = 6
 smol_samples = 6
+backend = "smollm2-135m"
 seed = 0
 device = "auto"
 
@@ -283,6 +284,9 @@ core.claim(
 # SmolLM2 writes a one-sentence explanation (sampled, temperature 0.7) to a
 # natural-language version of each question; its answer is the option with
 # the highest cloze score after "Answer:". Its EE comes from the same parser.
+# The `backend` parameter puts another model in its place (`llm.backend`:
+# a local transformers folder, or an OpenAI-compatible endpoint whose
+# answer is the option its text names).
 # Its $\mu$ is reported, not claimed: on coreference it picks the
 # second-mentioned person about three times in four (STACK.md), so a swap of
 # identities moves its answer by position, not by identity.
@@ -292,7 +296,7 @@ smol = None
 if p.n_smol:
     smol_qs = fa.questions(p.n_smol, p.seed + 7)
     with core.threads(1):
-        big = llm.load_model("smollm2-135m", p.torch_device)
+        big = llm.backend(p.backend, device=p.torch_device)
         smol = fa.collect(smol_qs, fa.smol_answers(big, p.seed),
                           p.smol_samples)
     data["smol"] = fa.ce_data(smol[1], smol[2])
@@ -502,9 +506,15 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 #     -p n_smol=30 -p smol_samples=50
 # ```
 #
-# A larger model can stand in for SmolLM2 through the book's opt-in backend,
-# `llm.backend(spec)`: a local transformers folder, or an OpenAI-compatible
-# endpoint (`"openai:http://host:port/v1"`), never called by the book. With
+# A larger model can stand in for SmolLM2 through the `backend` parameter
+# (`llm.backend`): a local transformers folder, or an OpenAI-compatible
+# endpoint, never called by the book:
+#
+# ```
+# python -m iclr25 run faithfulness -p backend=openai:http://host:8000/v1
+# ```
+#
+# With
 # an endpoint, the paper's own judge can replace our parser: send the
 # question, the answer, the explanation and the concept list, and read one
 # YES/NO per concept, as the official `implied_concepts_prompt.txt` asks.

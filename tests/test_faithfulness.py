@@ -135,6 +135,8 @@ def test_bad_input_is_one_clear_error(qs):
         fa.ce_data([[0, 1]], [{("age", "remove"): [0, 1]}])
     with pytest.raises(core.ParameterError, match="samples"):
         core.validate(fa.PARAMETERS, {"samples": 1})
+    with pytest.raises(core.ParameterError, match="unknown backend 'gpt-9'; accepted"):
+        core.validate(fa.PARAMETERS, {"backend": "gpt-9"})
 
 
 def test_vocabulary_covers_every_text(qs):

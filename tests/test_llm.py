@@ -420,10 +420,11 @@ def stub_server():
                     "model": body["model"],
                     "choices": [
                         {
-                            "index": 0,
+                            "index": k,
                             "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": text},
+                            "message": {"role": "assistant", "content": f"{text} ({k})"},
                         }
+                        for k in range(body.get("n", 1))
                     ],
                 }
             )
@@ -444,6 +445,32 @@ def test_openai_backend_queries_the_stub_server_and_parses_the_answer(stub_serve
     assert picked == [1, -1]  # the farmer is named first; neither judge nor pilot is named
     assert asked[0]["messages"][0]["content"] == "Who was late?"
     assert asked[0]["model"] == "stub-1" and asked[0]["temperature"] == 0
+
+
+def test_an_endpoint_samples_n_answers_a_prompt(stub_server):
+    url, asked = stub_server
+    got = llm.backend(f"openai:{url}").sample(["Why?", "Who?"], 3, temperature=0.7)
+    assert [len(g) for g in got] == [3, 3] and got[0][2].endswith("(2)")
+    assert asked[0]["n"] == 3 and asked[0]["temperature"] == 0.7
+
+
+def test_sampling_is_seeded_and_gives_n_continuations_a_prompt(lm):
+    prompts = ["the cat sat", "a dog ran on the"]
+    first = llm.sample(lm, prompts, 3, max_new_tokens=4, seed=5, batch_size=4)
+    assert [len(x) for x in first] == [3, 3]
+    assert first == llm.sample(lm, prompts, 3, max_new_tokens=4, seed=5, batch_size=4)
+    local = llm.Backend("tiny", lm=lm, max_tokens=4)
+    same = llm.sample(lm, prompts, 3, max_new_tokens=4, seed=5, batch_size=32)
+    assert local.sample(prompts, 3, temperature=1.0, seed=5) == same
+    with pytest.raises(ValueError, match="temperature > 0"):
+        llm.sample(lm, prompts, 2, max_new_tokens=4, temperature=0.0)
+
+
+def test_a_backend_spec_is_checked_without_loading_anything(tmp_path):
+    assert llm.check_backend("smollm2-135m") == "smollm2-135m"
+    assert llm.check_backend(str(tmp_path)) == str(tmp_path)
+    with pytest.raises(ValueError, match="must be http"):
+        llm.check_backend("openai:localhost:8000")
 
 
 def test_parse_choice_takes_the_first_named_option():

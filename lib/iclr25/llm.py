@@ -746,6 +746,46 @@ def generate(lm: LM, prompts: Sequence[str], n_tokens: int = 24) -> list[str]:
     return lm.tokenizer.batch_decode(out[:, batch.input_ids.shape[1] :], skip_special_tokens=True)
 
 
+@torch.inference_mode()
+def sample(
+    lm: LM,
+    prompts: Sequence[str],
+    n: int,
+    *,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    batch_size: int = 64,
+    seed: int = 0,
+) -> list[list[str]]:
+    """``n`` sampled continuations of each prompt, without the prompt: ancestral sampling
+    from ``softmax(logits / temperature)`` (no top-k or top-p), the generator seeded with
+    ``seed``, ``batch_size`` sequences at a time; ``out[i]`` holds prompt ``i``'s."""
+    if n < 1 or temperature <= 0:
+        raise ValueError(f"sample needs n >= 1 and temperature > 0; got n={n}, {temperature}")
+    torch.manual_seed(seed)
+    flat = [i for i in range(len(prompts)) for _ in range(n)]
+    out: list[list[str]] = [[] for _ in prompts]
+    for start in range(0, len(flat), batch_size):
+        rows = flat[start : start + batch_size]
+        batch = encode(lm, [prompts[i] for i in rows])
+        ids = lm.model.generate(
+            input_ids=batch.input_ids,
+            attention_mask=batch.attention_mask,
+            max_new_tokens=max_new_tokens,
+            do_sample=True,
+            temperature=temperature,
+            top_k=0,
+            top_p=1.0,
+            pad_token_id=lm.tokenizer.pad_token_id,
+        )
+        texts = lm.tokenizer.batch_decode(
+            ids[:, batch.input_ids.shape[1] :], skip_special_tokens=True
+        )
+        for i, text in zip(rows, texts):
+            out[i].append(text)
+    return out
+
+
 # ---------------------------------------------------------------------------------
 # Cloze scoring
 # ---------------------------------------------------------------------------------
@@ -1161,22 +1201,54 @@ class Backend:
         """The backend's written answers to ``prompts``."""
         if self.lm is not None:
             return generate(self.lm, prompts, n_tokens=self.max_tokens)
-        out = []
-        for prompt in prompts:
-            reply = self.client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": prompt}],
-                max_tokens=self.max_tokens,
-                temperature=0,
+        return [self._ask(prompt, temperature=0)[0] for prompt in prompts]
+
+    def _ask(self, prompt: str, temperature: float, n: int = 1) -> list[str]:
+        """The endpoint's ``n`` answers to one user message."""
+        reply = self.client.chat.completions.create(
+            model=self.model,
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=self.max_tokens,
+            temperature=temperature,
+            n=n,
+        )
+        return [c.message.content or "" for c in reply.choices]
+
+    def sample(
+        self, prompts: Sequence[str], n: int, *, temperature: float, seed: int = 0
+    ) -> list[list[str]]:
+        """``n`` sampled answers to each prompt (up to ``max_tokens`` tokens): a local
+        model by :func:`sample`, 32 sequences at a time; an endpoint by its own sampler
+        (``n`` choices a request; the seed is the server's)."""
+        if self.lm is not None:
+            return sample(
+                self.lm,
+                prompts,
+                n,
+                max_new_tokens=self.max_tokens,
+                temperature=temperature,
+                batch_size=32,
+                seed=seed,
             )
-            out.append(reply.choices[0].message.content or "")
-        return out
+        return [self._ask(prompt, temperature, n) for prompt in prompts]
 
     def choose(self, prompts: Sequence[str], options: Sequence[Sequence[str]]) -> list[int]:
         """The index of the option picked for each prompt."""
         if self.lm is not None:
             return score_continuations(self.lm, prompts, options).argmax(-1).tolist()
         return [parse_choice(t, o) for t, o in zip(self.generate(prompts), options)]
+
+
+def check_backend(spec: str) -> str:
+    """``spec`` if :func:`backend` accepts it (a name of :data:`MODELS`, an existing
+    folder, or ``"openai:http(s)://..."``), else one clear error; nothing is loaded."""
+    if spec in MODELS or Path(spec).is_dir():
+        return spec
+    if spec.startswith("openai:"):
+        if not spec.removeprefix("openai:").startswith(("http://", "https://")):
+            raise ValueError(f"backend {spec!r}: the endpoint must be http(s)://host:port/v1")
+        return spec
+    raise ValueError(f"unknown backend {spec!r}; accepted: {BACKENDS}")
 
 
 def backend(
@@ -1190,14 +1262,13 @@ def backend(
     folder (loaded offline), or ``"openai:<base url>"`` for an OpenAI-compatible server
     (the first model it lists is used). Opt-in: nothing in the book calls an endpoint.
     An unknown spec or an endpoint that does not answer is one clear error."""
+    check_backend(spec)
     if spec in MODELS:
         return Backend(spec, lm=load_model(spec, device))
     if spec.startswith("openai:"):
         import openai
 
         url = spec.removeprefix("openai:")
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"backend {spec!r}: the endpoint must be http(s)://host:port/v1")
         client = openai.OpenAI(base_url=url, api_key=api_key, timeout=timeout, max_retries=0)
         try:
             models = [m.id for m in client.models.list()]
@@ -1210,12 +1281,10 @@ def backend(
         if not models:
             raise ConnectionError(f"the server at {url} lists no models")
         return Backend(f"openai:{models[0]}", client=client, model=models[0])
-    if Path(spec).is_dir():
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer  # a local folder
 
-        with _quiet():
-            model = AutoModelForCausalLM.from_pretrained(spec, local_files_only=True)
-            tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=True)
-        lm = LM(Path(spec).name, model.to(device).eval(), tokenizer)
-        return Backend(lm.name, lm=lm)
-    raise ValueError(f"unknown backend {spec!r}; accepted: {BACKENDS}")
+    with _quiet():
+        model = AutoModelForCausalLM.from_pretrained(spec, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(spec, local_files_only=True)
+    lm = LM(Path(spec).name, model.to(device).eval(), tokenizer)
+    return Backend(lm.name, lm=lm)

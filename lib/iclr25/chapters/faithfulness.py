@@ -652,27 +652,8 @@ def train_tiny(
 
 
 def sample_tiny(lm: llm.LM, prompts: Sequence[str], n: int, seed: int) -> list[list[str]]:
-    """``n`` sampled continuations (temperature 1) of each prompt, as text."""
-    import torch
-
-    torch.manual_seed(seed)
-    out: list[list[str]] = [[] for _ in prompts]
-    flat = [i for i in range(len(prompts)) for _ in range(n)]
-    for start in range(0, len(flat), 1024):
-        rows = flat[start : start + 1024]
-        batch = llm.encode(lm, [prompts[i] for i in rows])
-        with torch.inference_mode():
-            gen = lm.model.generate(
-                input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                max_new_tokens=22, do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
-                pad_token_id=lm.tokenizer.pad_token_id,
-            )  # fmt: skip
-        texts = lm.tokenizer.batch_decode(
-            gen[:, batch.input_ids.shape[1] :], skip_special_tokens=True
-        )
-        for i, t in zip(rows, texts):
-            out[i].append(t)
-    return out
+    """``n`` sampled continuations (temperature 1, 22 tokens) of each prompt, as text."""
+    return llm.sample(lm, prompts, n, max_new_tokens=22, batch_size=1024, seed=seed)
 
 
 def collect(
@@ -762,37 +743,25 @@ def smol_prompt(q: Question) -> str:
     return f"{body}\nExplain your answer in one sentence.\nExplanation:"
 
 
-def smol_answers(lm: llm.LM, seed: int, max_tokens: int = 16) -> Any:
-    """``answer(questions, s)``: SmolLM2 samples ``s`` explanations (temperature 0.7,
-    up to ``max_tokens`` tokens, cut at the line's end), then its answer is the option
-    with the highest cloze score after "Answer:" (cached by a digest of the prompts)."""
-    import torch
+def smol_answers(model: llm.Backend, seed: int) -> Any:
+    """``answer(questions, s)``: the backend samples ``s`` explanations (temperature 0.7,
+    up to its ``max_tokens``, cut at the line's end), then picks its answer after
+    "Answer:" (:meth:`iclr25.llm.Backend.choose`: a local model's highest cloze score, an
+    endpoint's named option). Cached by a digest of the prompts and the backend's name."""
 
     def answer(qs: Sequence[Question], s: int) -> list[list[tuple[str, int]]]:
         prompts = [smol_prompt(q) for q in qs]
         key = {"prompts": hashlib.sha256(json.dumps(prompts).encode()).hexdigest(),
-               "s": s, "seed": seed, "max_tokens": max_tokens}  # fmt: skip
+               "s": s, "seed": seed, "max_tokens": model.max_tokens,
+               "backend": model.name}  # fmt: skip
 
         def build() -> dict[str, Any]:
-            torch.manual_seed(seed)
+            sampled = model.sample(prompts, s, temperature=0.7, seed=seed)
+            texts = [t.strip().split("\n")[0] for ts in sampled for t in ts]
             flat = [p for p in prompts for _ in range(s)]
-            texts = []
-            for start in range(0, len(flat), 32):
-                batch = llm.encode(lm, flat[start : start + 32])
-                with torch.inference_mode():
-                    gen = lm.model.generate(
-                        input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                        max_new_tokens=max_tokens, do_sample=True, temperature=0.7,
-                        top_k=0, top_p=1.0, pad_token_id=lm.tokenizer.eos_token_id,
-                    )  # fmt: skip
-                texts += lm.tokenizer.batch_decode(
-                    gen[:, batch.input_ids.shape[1] :], skip_special_tokens=True
-                )
-            texts = [t.strip().split("\n")[0] for t in texts]
             opts = [[f" {o}" for o in q.options] for q in qs for _ in range(s)]
             full = [f"{p} {t}\nAnswer:" for p, t in zip(flat, texts)]
-            scores = llm.score_continuations(lm, full, opts, batch_size=16)
-            return {"texts": texts, "answers": scores.argmax(-1)}
+            return {"texts": texts, "answers": model.choose(full, opts)}
 
         got = core.cached("faithfulness-smol", key, build)
         ys = [int(v) for v in got["answers"]]
@@ -817,6 +786,12 @@ PARAMETERS = {
     "faith_draws": Param(2000, "NUTS draws of the faithfulness model", low=10),
     "n_smol": Param(6, "questions for SmolLM2 (0: skip it)", low=0, high=64),
     "smol_samples": Param(6, "S for SmolLM2", low=2, high=64),
+    "backend": Param(
+        "smollm2-135m",
+        "who writes explanations in SmolLM2's place: a name of llm.MODELS, a local "
+        "transformers folder, or openai:http://host:port/v1 (opt-in, never the book's)",
+        parser=llm.check_backend,
+    ),
     "seed": Param(0, "random seed", low=0),
     "device": Param("auto", "compute device (torch; NUTS runs on the CPU)",
                     choices=("auto", "cpu", "cuda")),
