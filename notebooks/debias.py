@@ -27,8 +27,10 @@
 # WinoBias: a pro − anti accuracy gap of 21.74% with the default prompt, 2.17% with
 # I+II).
 #
-# A small real model has no such bias to remove (SmolLM2-135M is at chance on
-# WinoBias-style sentences), so this chapter *plants* one: it samples a corpus from
+# A small real model cannot show what the paper shows: SmolLM2-135M rarely
+# resolves WinoBias-style pronouns from the facts, so a prompt has no knowledge
+# to bring out (its lean on gender is measured below). This chapter *plants*
+# a bias instead: it samples a corpus from
 # an explicit causal model with a selection node, trains a tiny Llama on it, and
 # tests the strategies on sentences whose facts the prompts' cues never came with.
 # The bias is measured where it lives for a model that knows its facts: on
@@ -295,8 +297,10 @@ print("A prompt with I+II:\n" + debias.smol_prompt(smol_cases[0], "I+II"))
 
 # %% [markdown]
 # The bound: SmolLM2's default gap at least 0.10, on `n_smol` Type I cases
-# (standard error about 0.035 at 800). Near chance on this task, SmolLM2 mostly
-# does not resolve the pronoun, so a gap here is a lean on gender, not a
+# (standard error about 0.035 at 800). We declared it a known gap before the
+# chapter's first run, expecting no gap from a model that rarely resolves the
+# pronoun; it held, and the declaration was withdrawn. Where SmolLM2 does not
+# resolve the pronoun from the fact, a gap here is a lean on gender, not a
 # stereotype overriding a fact it knows.
 
 # %%
@@ -389,7 +393,11 @@ core.claims_table();
 #
 # * **Models.** The paper prompts GPT-3.5, GPT-4 and other large models through
 #   their APIs. Ours are a tiny Llama trained here, whose bias we planted and
-#   therefore know, and SmolLM2-135M, which is at chance on this task. An endpoint
+#   therefore know, and SmolLM2-135M, which rarely resolves the pronoun from the
+#   fact (its accuracy is printed above). SmolLM2 is scored on Type I cases, not
+#   on the tiny model's ambiguous ones: its gap is a lean on gender where a fact
+#   decides. Each strategy is scored on `n_smol_strategy` = 100 of its cases (the
+#   issue's plan: 200) to keep the chapter near its five minutes. An endpoint
 #   can be plugged in through `llm.backend`, never by the book itself.
 # * **Data.** WinoBias and BBQ are replaced by sentences of the same shape (Type I:
 #   a fact decides the referent; 20% ambiguous) generated from an explicit causal

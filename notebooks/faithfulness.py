@@ -144,10 +144,10 @@ print("stereotyped first in",
 # one attention head that finds the place word and writes it out. In this
 # chapter's first book run, a four-layer model trained for 1,500 steps of 32
 # texts, with the loss on every token, had not learned it: when it cited the
-# setting it named the right place in about one case in four (chance: one in
-# five), so the parser rightly found almost no context citations, and the
+# setting it named the right place little more often than chance, so the
+# parser rightly found almost no context citations, and the
 # experiment no longer tested what the policy plants. The copy is rare in
-# the corpus (one text in thirteen), and the loss on the question's randomly
+# the corpus, and the loss on the question's randomly
 # drawn words drowned it. Now the loss covers only the response (explanation
 # and answer), batches are four times larger (more copies per step), the
 # prompt drops the option list the model does not need (the answer names a
@@ -179,10 +179,11 @@ for style, (expl, orig, _) in tiny.items():
 # ask whether the method finds what the policy planted. We draw
 # `ce_samples` explanations of each original question in each style and
 # compare the parser's citation rates with the policy's exact rates on the
-# same questions. The bound, fixed before any run: every rate within 0.05
-# of the policy's (about three binomial standard errors at 800 explanations
-# a style), and at least 90% of the explanations that name a setting name
-# the question's own.
+# same questions. The bound, fixed before the second book run (the first to
+# have this check, added after the first run failed to plant): every rate
+# within 0.05 of the policy's (about three binomial standard errors at 800
+# explanations a style), and at least 90% of the explanations that name a
+# setting name the question's own.
 
 # %%
 with core.threads(1):
@@ -448,8 +449,8 @@ core.explore(inspect, list(range(len(qs))), "question", live=pick)
 # cited the setting it usually named the wrong place, so its context EE was
 # far below the policy's. Identity and context then tied near 0 in most
 # guarded questions, there was no ranking for hiding to flip, and
-# `detects-hiding` failed, although on the policy itself hiding moves $\mu$
-# by about half. That was a flaw of our setup, not a finding about the
+# `detects-hiding` failed, although on the policy itself hiding lowers $\mu$
+# (the dose-response below). That was a flaw of our setup, not a finding about the
 # method. We changed the tiny model's training (loss on the response, larger
 # batches, a shorter prompt, two layers; see *The model under test*) and
 # added the `plants-policy` check, decided on the model's own samples against
@@ -479,7 +480,12 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 #   stereotype of a synthetic world, not a real group's.
 # - **Models.** The paper evaluates GPT-3.5, GPT-4o and Claude-3.5 with 50
 #   chain-of-thought samples; we evaluate a tiny Llama trained on a policy
-#   whose faithfulness we set (S = 20) and SmolLM2-135M (6 questions, S = 6).
+#   whose faithfulness we set (S = 20) and SmolLM2-135M (6 questions, S = 6;
+#   the plan, 8 and 8, did not fit the chapter's five minutes beside
+#   the tiny model's own CE). The tiny model's own CE, the check of the
+#   estimate, comes from 50 explanations a prompt with cloze-scored answers
+#   (the plan: 200 samples), and the dose-response uses the policy's
+#   exact CE (the issue's: the candid CE).
 #   The planted policy lets the chapter test the *method*: whether it finds
 #   faithful explanations faithful, and hidden influence hidden.
 # - **The judge.** The paper's EE comes from an LLM that reads each

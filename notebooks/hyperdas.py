@@ -23,7 +23,7 @@
 # tokens of the two runs to exchange, and builds the subspace for the concept. On
 # the RAVEL benchmark with Llama3-8B it disentangles attributes better than DAS
 # and the other methods. This chapter builds both methods, at a scale a CPU can
-# train: a tiny Llama that knows 144 facts about 48 invented cities, and DAS on
+# train: a tiny Llama trained on 144 facts about 48 invented cities, and DAS on
 # SmolLM2-135M for countries it knows.
 
 # %% tags=["parameters"]
@@ -272,6 +272,7 @@ core.claim(
     paper="the bidding concentrates on the entity's tokens (the paper's "
           "bidding heatmaps); a share is not reported",
     value=r["locates"],
+    measured=f"{r['locates']:.0%} of test examples",
 );
 core.claim(
     "hard-vs-soft",
@@ -402,7 +403,10 @@ core.claims_table();
 #   lr 4e-5, $k = 128$); here lr $10^{-3}$ and $k = 8$. The bidding is a plain
 #   softmax, as specified; `tau_start`/`tau_end` let a reader anneal its
 #   temperature instead (not the official code). Our cross-attention has no
-#   rotary positions (the official one rotates queries and keys).
+#   rotary positions (the official one rotates queries and keys). The null
+#   option's key is $W_0 \hat h_{base,j}$, a learned linear map of the base
+#   state as the other keys are of theirs; the issue's description keys it by
+#   $\hat h_{base,j}$ itself.
 # - **Scores** compare the first token of the label (the official scores compare
 #   up to three); isolation examples require $B(e) \ne B(e')$ so that a leak is
 #   seen.

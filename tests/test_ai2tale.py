@@ -188,6 +188,8 @@ def test_bad_input_gives_one_line_errors(capsys):
             ai2tale.check_settings(*args)
     with pytest.raises(ParameterError, match="empty"):
         ai2tale.split_text("  \n ... ")
+    with pytest.raises(ValueError, match="unknown method 'lime'; accepted: ai2tale"):
+        ai2tale.Localiser("lime", 10, embedding=4, filters=4)
     email = ai2tale.text_email(". ".join(f"sentence number {i}" for i in range(20)) + ".")
     data = ai2tale.encode([email], {"<pad>": 0, "<unk>": 1}, 12, 16)
     assert "truncated 1 of 1 emails to 12 sentences" in capsys.readouterr().out

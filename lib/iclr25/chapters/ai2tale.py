@@ -587,6 +587,8 @@ class Localiser(nn.Module):
     def __init__(self, method: str, vocab_size: int, embedding: int, filters: int,
                  k: int = 1, tau: float = 0.5):  # fmt: skip
         super().__init__()
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r}; accepted: {', '.join(METHODS)}")
         self.method, self.k, self.tau = method, k, tau
         self.encoder = Encoder(vocab_size, embedding, filters)
         self.selector = nn.Sequential(

@@ -831,10 +831,9 @@ KNOWN_GAPS: dict[str, str] = {
         "20 draws of a three-way answer, a change of a few answers moves a concept's "
         "estimated KL by as much as the identity's moderate planted effect, so the "
         "estimate ranks the identity first in fewer questions than the exact CE does, "
-        "and hiding a concept ranked in the middle costs the slope little. After the "
-        "run, the same explanations scored against the policy's exact CE gave a drop "
-        "above the bound. What would show it: S of 50 or more (the paper's own "
-        "setting), about 2.5 times the CE cost, or more questions."
+        "and hiding a concept ranked in the middle costs the slope little. What would "
+        "show it: S of 50 or more (the paper's own setting), about 2.5 times the CE "
+        "cost, or more questions."
     ),
 }
 """``recovers-faithful``, ``ce-accurate``, ``dose-response`` and ``sigma-order``: none

@@ -1104,17 +1104,16 @@ KNOWN_GAPS: dict[str, str] = {
         "hypernetwork and far more steps (the paper's 5 epochs on Llama3-8B) would show it."
     ),
     "smollm2-das": (
-        f"{core.AFTER_THE_RUN} The second book run missed it after 40 steps (cause 0), "
-        "and DAS cannot be trained to convergence on SmolLM2 within the budget: on the "
-        "training examples (capital, "
-        "layer 4, k 16, lr 1e-2, batch 8) the weighted training loss was still falling "
-        "after 150 steps (4.7, 2.4, 2.1, 1.7, 1.6, 1.4 over windows of 25), far from "
-        "the stopping rule, and a step of the 135M model costs 0.5-1.7 s on the shared "
-        "CPU, so convergence at two layers takes several minutes against the chapter's "
-        "45 s. We stop at the 40-step cap: the subspace is undertrained and the cause "
-        "score stays low (a full-rank patch at layer 4 moves 0.69 of the answers, so "
-        "the feature is there). What would show it: DAS to convergence (several hundred "
-        "steps per layer) on an accelerator, or a CPU budget of minutes for this section."
+        f"{core.AFTER_THE_RUN} The second book run missed it after 40 steps, and DAS "
+        "cannot be trained to convergence on SmolLM2 within the chapter's budget: on the "
+        "training examples its weighted loss was still falling steadily after 150 steps, "
+        "far from the stopping rule that the tiny model's DAS meets, and a step of the "
+        "135M model costs about a second on a CPU, so convergence at two layers takes "
+        "several minutes against this section's share of the chapter. Stopped at the "
+        "step cap, the subspace is undertrained and the cause score stays low, although a "
+        "full-rank patch at the same site shows the feature is there. What would show "
+        "it: DAS to convergence (several hundred steps per layer) on an accelerator, or a "
+        "CPU budget of minutes for this section."
     ),
 }
 
