@@ -351,7 +351,7 @@ print(f"{time.perf_counter() - t0:.0f} s so far")
 # the static page the slider moves over a few precomputed instructions.
 
 # %%
-cities = sorted({x.base for x in test})
+cities = sorted({str(x.base) for x in test})
 choices = [(a, a, e, e2) for a in attrs for e in cities for e2 in cities
            if e != e2][:: max(1, len(cities))]
 view = lambda c: H.bidding_view(  # noqa: E731

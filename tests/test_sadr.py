@@ -162,7 +162,8 @@ def test_figures():
     fig = sadr.drift_figure(before, {"ROME": before + 0.1, "SADR": before}, [2, 3])
     assert "3 heads above" in fig.data[0].name and "0 heads above" in fig.data[1].name
     fig = sadr.margins_figure(["a", "b"], {"unedited": [1, 2], "ROME": [0, 1]}, "t")
-    assert len(fig.data) == 2
+    assert len(fig.data) == 2 and list(fig.data[0].hovertext) == ["a", "b"]
+    assert list(fig.data[0].x) == ["probe 1", "probe 2"]
     fig = sadr.heatmap_figure(before, before + 0.1, "t")
     assert len(fig.data) == 2 and fig.data[0].zmax == pytest.approx(0.4)
 

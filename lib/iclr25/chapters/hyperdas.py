@@ -1156,8 +1156,7 @@ def bids_figure(
             zmin=0,
             zmax=1,
             colorscale="Blues",
-            text=np.round(z, 2),
-            texttemplate="%{text}",
+            texttemplate="%{z:.2f}",
         )
     )
     fig.update_yaxes(autorange="reversed")

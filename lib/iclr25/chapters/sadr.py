@@ -497,11 +497,16 @@ def margins_figure(
     import plotly.graph_objects as go
 
     colours = ["#8c8c8c", "#1f77b4", "#2ca02c"]
+    numbers = [f"probe {i + 1}" for i in range(len(probes))]
     fig = go.Figure()
     for colour, (name, values) in zip(colours, margins.items()):
-        fig.add_bar(x=list(probes), y=list(values), name=name, marker_color=colour)
+        fig.add_bar(x=numbers, y=list(values), name=name, marker_color=colour,
+                    hovertext=list(probes))  # fmt: skip
     return fig.update_layout(
-        title=title, barmode="group", yaxis_title="margin: NLL(new) - NLL(true), nats"
+        title=title,
+        barmode="group",
+        xaxis_title="distract probe (hover for its prompt)",
+        yaxis_title="margin: NLL(new) - NLL(true), nats",
     )
 
 
