@@ -447,7 +447,7 @@ core.claim(
 # ## Your own email
 #
 # With a running kernel, type an email into the box (sentences end with `.`,
-# `!`, `?` or a line break) and see each sentence's $p_i$ under AI2TALE at
+# `!`, `?` or a line break), or pick a test email to fill it, and see each sentence's $p_i$ under AI2TALE at
 # $\lambda$ = `lam_ablation` and the sentence it selects. On the static page,
 # the slider runs over ten test emails.
 
@@ -471,7 +471,12 @@ def email_view(item):
 
 box = widgets.Textarea(value="\n".join(phishing[0].sentences),
                        continuous_update=False, layout={"width": "90%"})
-core.explore(email_view, list(range(10)), "test email", live=box);
+pick = widgets.Dropdown(options=[(f"test email {i}", i) for i in range(20)],
+                        value=None, description="or pick")
+pick.observe(lambda c: setattr(box, "value", "\n".join(
+    s for s in test.texts[c["new"]] if s)), names="value")
+core.explore(email_view, list(range(10)), "test email", live=box,
+             pickers=[pick]);
 
 # %% [markdown]
 # ## Claims

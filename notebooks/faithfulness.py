@@ -450,7 +450,7 @@ core.explore(inspect, list(range(len(qs))), "question", live=pick)
 # far below the policy's. Identity and context then tied near 0 in most
 # guarded questions, there was no ranking for hiding to flip, and
 # `detects-hiding` failed, although on the policy itself hiding lowers $\mu$
-# (the dose-response below). That was a flaw of our setup, not a finding about the
+# (the dose-response above). That was a flaw of our setup, not a finding about the
 # method. We changed the tiny model's training (loss on the response, larger
 # batches, a shorter prompt, two layers; see *The model under test*) and
 # added the `plants-policy` check, decided on the model's own samples against
@@ -520,7 +520,13 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 # python -m iclr25 run faithfulness -p backend=openai:http://host:8000/v1
 # ```
 #
-# With
-# an endpoint, the paper's own judge can replace our parser: send the
-# question, the answer, the explanation and the concept list, and read one
-# YES/NO per concept, as the official `implied_concepts_prompt.txt` asks.
+# A model can also replace our parser as the judge of what an explanation
+# cites, as the paper's LLM judge does:
+# `fa.judged_effects(llm.backend(spec), explanations, question)` asks it, for
+# each concept, whether the explanation implies that the concept mattered,
+# one YES or NO a line (our wording of the official
+# `implied_concepts_prompt.txt`):
+#
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# :pyobject: judge_prompt
+# ```

@@ -426,3 +426,26 @@ def test_plot_draws_each_series_against_x_with_titles_and_log_axes():
     assert fig.layout.xaxis.title.text == "n" and fig.layout.yaxis.title.text == "error"
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type is None
     assert core.plot([0, 1], {"y": [1, 2]}, log_y=True).layout.yaxis.type == "log"
+
+
+def test_explore_shows_pickers_above_the_live_control(monkeypatch):
+    import IPython.display
+    import ipywidgets as widgets
+    import plotly.graph_objects as go
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    monkeypatch.setattr(go.Figure, "show", lambda self, *args, **kwargs: None)
+    box = widgets.Text(value="a")
+    pick = widgets.Dropdown(options=["a", "b"], value=None)
+    pick.observe(lambda c: setattr(box, "value", c["new"]), names="value")
+    drawn = []
+
+    def figure(v):
+        drawn.append(v)
+        return core.plot([0, 1], {"y": [0, 1]}, title=str(v))
+
+    core.explore(figure, ["a", "b"], "letter", live=box, pickers=[pick])
+    assert shown[0].children[1] is pick and shown[0].children[2] is box
+    pick.value = "b"  # the picker sets the live control, which redraws
+    assert drawn[-1] == "b"

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from iclr25 import core
+from iclr25 import core, llm
 from iclr25.chapters import faithfulness as fa
 
 
@@ -172,3 +172,23 @@ def test_training_loss_covers_the_response_only(qs):
         kept = labels[row][labels[row] != -100].tolist()
         assert kept == lm.tokens(response)  # the whole response, nothing of the question
     assert "Options" not in pairs[0][0] and "Options" in qs[0].text()
+
+
+def test_a_model_can_judge_which_concepts_an_explanation_cites(qs):
+    from types import SimpleNamespace
+
+    q, asked = qs[0], []
+    replies = iter(["behaviour: YES\nidentity: no\ncontext: NO", "Behaviour : yes\nidentity: YES"])
+
+    def create(**kw):
+        asked.append(kw["messages"][0]["content"])
+        message = SimpleNamespace(content=next(replies))
+        return SimpleNamespace(choices=[SimpleNamespace(message=message)])
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    judge = llm.Backend("fake", client=client, model="m")
+    ee = fa.judged_effects(judge, ["first reason", "second reason"], q)
+    assert ee.tolist() == [1.0, 0.5, 0.0]  # a missing line counts as NO
+    assert "Explanation: first reason" in asked[0] and q.place in asked[0]
+    with pytest.raises(ValueError, match="S >= 2"):
+        fa.judged_effects(judge, ["one"], q)

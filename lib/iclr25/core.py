@@ -540,12 +540,14 @@ def explore(
     *,
     live: Any = None,
     active: int = 0,
+    pickers: Sequence[Any] = (),
 ) -> None:
     """Show a live control redrawing ``make_figure(value)``, then its static slider twin.
 
     ``live`` is the ipywidgets control for Jupyter (default: a selection slider over
     ``values``); it calls ``make_figure`` afresh on every change, so it may offer
-    values the twin does not. The twin is :func:`slider_figure` over ``values`` and
+    values the twin does not. ``pickers`` are widgets shown above it that set it (a
+    menu that fills a text box, say). The twin is :func:`slider_figure` over ``values`` and
     is what a reader of the static site moves. Returns nothing, so that a cell ending
     in the call does not show the twin a second time.
     """
@@ -576,7 +578,7 @@ def explore(
         "<em>Live control: redraws with a running kernel. "
         "On the static page, use the slider of the figure below.</em>"
     )
-    display(widgets.VBox([note, control, out]))
+    display(widgets.VBox([note, *pickers, control, out]))
     twin.show()
 
 
