@@ -348,7 +348,8 @@ debias.gap_figure({f"tiny, beta {p.beta}": tiny[p.beta],
 #
 # ## Inspect a sentence
 #
-# Pick the occupations, the fact, the pronoun and the strategy: the bars show each
+# Pick the occupations, the fact (a Type I fact, or an ambiguous one, where the
+# bias is measured), the pronoun and the strategy: the bars show each
 # referent's probability (the two options renormalised) under the planted model
 # and SmolLM2. On the static page, the slider moves over the strategies and shows
 # the planted model's pro/anti accuracy.

@@ -423,23 +423,28 @@ core.explore(scatter_at, list(fa.DOSES), "q", active=len(fa.DOSES) - 1)
 # %% [markdown]
 # ## Inspect a question
 #
-# Pick a question: its text, the tiny model's posterior answer distributions
-# (candid responses) for the original and the six counterfactuals, and sample
+# Pick a question and a concept: the question, its counterfactuals for that
+# concept written out, the tiny model's posterior answer distributions
+# (candid responses) for the original and all six counterfactuals, and sample
 # explanations with the concepts they cite. The static twin is a slider over
-# the questions.
+# the questions, with the identity's counterfactuals.
 
 # %%
-def inspect(e):
+def inspect(choice):
+    e, concept = choice
     draws_ = fits["candid"]
     units = np.flatnonzero(data["candid"].question == e)
     p1 = {iv: draws_["p1"][:, u].mean(0)
           for iv, u in zip(fa.INTERVENTIONS, units)}
     p0 = draws_["p0"][:, units].mean((0, 1))
-    return fa.question_figure(qs[e], p0, p1, tiny["candid"][0][e])
+    return fa.question_figure(qs[e], p0, p1, tiny["candid"][0][e], concept)
 
 
-pick = widgets.Dropdown(options=list(range(len(qs))), description="question")
-core.explore(inspect, list(range(len(qs))), "question", live=pick)
+pairs = [(e, c) for e in range(len(qs)) for c in fa.CATEGORIES]
+pick = widgets.Dropdown(options=[(f"question {e}: {c}", (e, c))
+                                 for e, c in pairs], description="question")
+core.explore(inspect, [(e, "identity") for e in range(len(qs))],
+             "question", live=pick)
 
 # %% [markdown]
 # ## Claims

@@ -55,7 +55,6 @@ device = "cpu"
 # %%
 import time
 
-import ipywidgets as widgets
 import numpy as np
 
 from iclr25 import core, llm
@@ -345,8 +344,9 @@ print(f"{time.perf_counter() - t0:.0f} s so far")
 # %% [markdown]
 # ## Explore the hypernetwork
 #
-# Pick an instruction (attribute, base city, source city) of the held-out cities:
-# the bidding weights of the trained hypernetwork (penalty on) on the held-out
+# Pick an instruction (attribute, base city, source city) of the held-out cities,
+# and the attribute the base prompt asks (the same: a cause example; another:
+# isolation, where the answer should not move): the bidding weights of the trained hypernetwork (penalty on) on the held-out
 # template, and the target's answer before and after the argmax intervention. On
 # the static page the slider moves over a few precomputed instructions.
 
@@ -356,9 +356,7 @@ choices = [(a, a, e, e2) for a in attrs for e in cities for e2 in cities
            if e != e2][:: max(1, len(cities))]
 view = lambda c: H.bidding_view(  # noqa: E731
     nets["with"], lm, world, c, p.hyper_layer, p.tau_end)
-live = widgets.Dropdown(
-    options=[(f"{c[2]} ; {c[3]} - {c[0]}", c) for c in choices],
-    value=choices[0], description="instruction")
+live = H.instruction_picker(attrs, cities)
 core.explore(view, choices[:6], "instruction", live=live)
 
 # %% [markdown]

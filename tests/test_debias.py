@@ -155,4 +155,10 @@ def test_figures():
     case = debias.test_cases()[0]
     fig = debias.referent_figure({"m": debias.two_way(np.array([0.0, 0.0]))}, case, "I")
     assert fig.data[0].y[0] == pytest.approx(0.5)
-    assert debias.inspector().value[1] == "default"
+    box = debias.inspector()
+    assert box.value[1] == "default" and box.value[0].fact.role != "either"
+    box.children[3].value = debias.AMBIGUOUS[0]  # the fact menu offers ambiguous facts
+    case = box.value[0]
+    assert case.fact == debias.AMBIGUOUS[0]
+    fig = debias.referent_figure({"m": [0.5, 0.5]}, case, "default")
+    assert "ambiguous: no referent is right" in fig.layout.title.text

@@ -192,3 +192,16 @@ def test_a_model_can_judge_which_concepts_an_explanation_cites(qs):
     assert "Explanation: first reason" in asked[0] and q.place in asked[0]
     with pytest.raises(ValueError, match="S >= 2"):
         fa.judged_effects(judge, ["one"], q)
+
+
+def test_question_figure_writes_out_a_concepts_counterfactuals(qs):
+    q = qs[0]
+    p0 = np.array([0.5, 0.3, 0.2])
+    p1 = {iv: p0 for iv in fa.INTERVENTIONS}
+    fig = fa.question_figure(q, p0, p1, ["because he yelled"] * 2)
+    assert len(fig.data) == 3 and len(fig.data[0].x) == 1 + len(fa.INTERVENTIONS)
+    assert not fig.layout.annotations
+    fig = fa.question_figure(q, p0, p1, ["because he yelled"] * 2, concept="context")
+    note = fig.layout.annotations[0].text
+    assert "context replace" in note and "context remove" in note and "identity" not in note
+    assert list(fig.data[0].marker.opacity).count(1.0) == 3  # the original and context's two

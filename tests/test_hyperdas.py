@@ -196,3 +196,11 @@ def test_bad_input_gives_one_clear_error(lm, world):
         H.das_model(lm, 0, 65)
     with pytest.raises(ValueError, match="out of range; accepted: 0..29"):
         H.parse_layers("4,40")
+
+
+def test_instruction_picker_gives_cause_and_isolation_choices():
+    picker = H.instruction_picker(["country", "climate"], ["balava", "coreno", "dunith"])
+    assert picker.value == ("country", "country", "balava", "coreno")  # a cause example
+    picker.children[1].value = "climate"  # the base asks another attribute: isolation
+    picker.children[3].value = "dunith"
+    assert picker.value == ("country", "climate", "balava", "dunith")

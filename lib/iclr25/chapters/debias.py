@@ -709,8 +709,11 @@ def referent_figure(probabilities: Mapping[str, Sequence[float]], case: Case,
         fig.add_bar(name=option, x=list(probabilities), y=[p[k] for p in probabilities.values()])
     fig.update_layout(
         barmode="group", yaxis={"range": [0, 1], "title": "P(referent)"},
-        title=f"{strategy}: {case.sentence()} (answer: {case.answer}, "
-        f"{'pro' if case.pro else 'anti'}-stereotypical)",
+        title=f"{strategy}: {case.sentence()} ("
+        + ("ambiguous: no referent is right"
+           if case.fact.role == "either"
+           else f"answer: {case.answer}, {'pro' if case.pro else 'anti'}-stereotypical")
+        + ")",
     )  # fmt: skip
     return fig
 
@@ -723,8 +726,8 @@ def two_way(scores: np.ndarray) -> np.ndarray:
 
 
 def inspector() -> Any:
-    """The live sentence inspector: occupations, order, fact, pronoun and strategy; its
-    ``value`` is ``(case, strategy)``."""
+    """The live sentence inspector: occupations, order, fact (Type I or ambiguous),
+    pronoun and strategy; its ``value`` is ``(case, strategy)``."""
     import ipywidgets as widgets
     import traitlets
 
@@ -735,8 +738,11 @@ def inspector() -> Any:
     stereo = widgets.Dropdown(options=[o for o, _ in STEREOTYPED], description="stereotyped")
     other = widgets.Dropdown(options=NEUTRAL, value="farmer", description="other")
     order = widgets.Checkbox(value=True, description="stereotyped one first")
-    fact = widgets.Dropdown(options=[(f"{f.verb} / {f.reason}", i) for i, f in enumerate(FACTS)],
-                            value=TEST_FACTS[0], description="fact", style=style)  # fmt: skip
+    facts = [(f"{f.verb} / {f.reason}", f) for f in FACTS] + [
+        (f"{f.verb} / {f.reason} (ambiguous)", f) for f in AMBIGUOUS
+    ]
+    fact = widgets.Dropdown(options=facts, value=FACTS[TEST_FACTS[0]], description="fact",
+                            style=style)  # fmt: skip
     pronoun = widgets.Dropdown(options=PRONOUNS, value="she", description="pronoun")
     strategy = widgets.Dropdown(options=STRATEGIES, description="strategy")
     controls = (stereo, other, order, fact, pronoun, strategy)
@@ -744,7 +750,8 @@ def inspector() -> Any:
 
     def update(_: object = None) -> None:
         st = [o for o, _ in STEREOTYPED].index(stereo.value)
-        case = make_case(st, other.value, FACTS[fact.value], pronoun.value, order.value, False)
+        # an ambiguous fact decides nothing: its case is scored as the stereotype's reading
+        case = make_case(st, other.value, fact.value, pronoun.value, order.value, True)
         box.value = (case, strategy.value)
 
     for control in controls:

@@ -976,20 +976,28 @@ def sigma_figure(ours: Mapping[str, np.ndarray]) -> go.Figure:
 
 def question_figure(
     q: Question, p0: np.ndarray, p1: Mapping[tuple[str, str], np.ndarray],
-    explanations: Sequence[str],
+    explanations: Sequence[str], concept: str | None = None,
 ) -> go.Figure:  # fmt: skip
     """Posterior answer distributions of one question and its six counterfactuals, with
-    sample explanations and the concepts they cite."""
+    sample explanations and the concepts they cite; with ``concept``, its counterfactual
+    questions are written out under the bars and the other concepts' bars are faded."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     labels = ["original"] + [f"{c} {k}" for c, k in p1]
     probs = [p0] + list(p1.values())
+    opacity = [1.0] + [1.0 if concept in (None, c) else 0.3 for c, _ in p1]
     for k, option in enumerate(("first person", "second person", UNKNOWN)):
-        fig.add_bar(name=option, x=labels, y=[p[k] for p in probs])
+        fig.add_bar(name=option, x=labels, y=[p[k] for p in probs], marker_opacity=opacity)
     notes = [f"{e!r}: cites {', '.join(c for c, v in cited(e, q).items() if v) or 'nothing'}"
              for e in explanations[:3]]  # fmt: skip
     fig.update_layout(barmode="stack", height=460, yaxis_title="P(answer) (posterior mean)",
                       title={"text": q.text() + "<br><sup>" + "<br>".join(notes) + "</sup>",
                              "font": {"size": 11}}, margin={"t": 140})  # fmt: skip
+    if concept is not None:
+        texts = [f"<b>{concept} {k}</b>: {counterfactual(q, c, k).text()}"
+                 for c, k in p1 if c == concept]  # fmt: skip
+        fig.add_annotation(text="<br>".join(texts), xref="paper", yref="paper", x=0, y=-0.3,
+                           showarrow=False, align="left", font={"size": 10})  # fmt: skip
+        fig.update_layout(height=560, margin={"t": 140, "b": 170})
     return fig

@@ -1207,6 +1207,34 @@ def null_figure(histories: dict[str, tuple[dict, int]], window: int = 20) -> go.
     )
 
 
+def instruction_picker(attributes: Sequence[str], cities: Sequence[str]) -> Any:
+    """The live widget's control: the intervened attribute, the attribute the base prompt
+    asks (the same one: a cause example; another: isolation), the base and the source
+    city; its ``value`` is ``(attribute, asked, base, source)`` for :func:`bidding_view`."""
+    import ipywidgets as widgets
+    import traitlets
+
+    class Picker(widgets.VBox):
+        value = traitlets.Any()
+
+    attribute = widgets.Dropdown(options=list(attributes), description="attribute")
+    asked = widgets.Dropdown(options=list(attributes), description="base asks")
+    base = widgets.Dropdown(options=list(cities), description="base city")
+    source = widgets.Dropdown(
+        options=list(cities), value=cities[min(1, len(cities) - 1)], description="source city"
+    )
+    controls = (attribute, asked, base, source)
+    box = Picker(list(controls))
+
+    def update(_: object = None) -> None:
+        box.value = tuple(c.value for c in controls)
+
+    for control in controls:
+        control.observe(update, names="value")
+    update()
+    return box
+
+
 @torch.no_grad()
 def bidding_view(
     net: ReflectSelect, lm: llm.LM, world: World, choice: tuple, layer: int, tau: float
