@@ -200,8 +200,9 @@ def test_question_figure_writes_out_a_concepts_counterfactuals(qs):
     p1 = {iv: p0 for iv in fa.INTERVENTIONS}
     fig = fa.question_figure(q, p0, p1, ["because he yelled"] * 2)
     assert len(fig.data) == 3 and len(fig.data[0].x) == 1 + len(fa.INTERVENTIONS)
-    assert not fig.layout.annotations
+    assert "context replace" not in fig.layout.title.text
     fig = fa.question_figure(q, p0, p1, ["because he yelled"] * 2, concept="context")
-    note = fig.layout.annotations[0].text
-    assert "context replace" in note and "context remove" in note and "identity" not in note
+    title = fig.layout.title.text
+    assert "context replace" in title and "context remove" in title
+    assert "identity replace" not in title
     assert list(fig.data[0].marker.opacity).count(1.0) == 3  # the original and context's two

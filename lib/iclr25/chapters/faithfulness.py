@@ -980,7 +980,9 @@ def question_figure(
 ) -> go.Figure:  # fmt: skip
     """Posterior answer distributions of one question and its six counterfactuals, with
     sample explanations and the concepts they cite; with ``concept``, its counterfactual
-    questions are written out under the bars and the other concepts' bars are faded."""
+    questions are written out in the title and the other concepts' bars are faded."""
+    import textwrap
+
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -989,15 +991,24 @@ def question_figure(
     opacity = [1.0] + [1.0 if concept in (None, c) else 0.3 for c, _ in p1]
     for k, option in enumerate(("first person", "second person", UNKNOWN)):
         fig.add_bar(name=option, x=labels, y=[p[k] for p in probs], marker_opacity=opacity)
+
+    def wrapped(text: str) -> str:
+        return "<br>".join(textwrap.wrap(text, 110))
+
     notes = [f"{e!r}: cites {', '.join(c for c, v in cited(e, q).items() if v) or 'nothing'}"
              for e in explanations[:3]]  # fmt: skip
-    fig.update_layout(barmode="stack", height=460, yaxis_title="P(answer) (posterior mean)",
-                      title={"text": q.text() + "<br><sup>" + "<br>".join(notes) + "</sup>",
-                             "font": {"size": 11}}, margin={"t": 140})  # fmt: skip
     if concept is not None:
-        texts = [f"<b>{concept} {k}</b>: {counterfactual(q, c, k).text()}"
-                 for c, k in p1 if c == concept]  # fmt: skip
-        fig.add_annotation(text="<br>".join(texts), xref="paper", yref="paper", x=0, y=-0.3,
-                           showarrow=False, align="left", font={"size": 10})  # fmt: skip
-        fig.update_layout(height=560, margin={"t": 140, "b": 170})
+        notes += [wrapped(f"<b>{concept} {k}</b>: {counterfactual(q, c, k).text()}")
+                  for c, k in p1 if c == concept]  # fmt: skip
+    top = (
+        50
+        + 15 * sum(n.count("<br>") + 1 for n in notes)
+        + 16 * (wrapped(q.text()).count("<br>") + 1)
+    )
+    fig.update_layout(barmode="stack", height=340 + top,
+                      yaxis_title="P(answer) (posterior mean)",
+                      title={"text": wrapped(q.text()) + "<br><sup>" + "<br>".join(notes)
+                             + "</sup>", "font": {"size": 11}, "yref": "container",
+                             "y": 1, "yanchor": "top", "pad": {"t": 12}},
+                      margin={"t": top})  # fmt: skip
     return fig
