@@ -349,7 +349,7 @@ core.claim(
 );
 
 # %%
-gap = faith["guarded"].mu - faith["candid"].mu
+mu_drop = faith["guarded"].mu - faith["candid"].mu
 ce_g = ce["guarded"].mean(0)
 core.claim(
     "detects-hiding",
@@ -358,7 +358,7 @@ core.claim(
     kind="paper",
     paper="unfaithful explanations hide social-bias influence (BBQ: "
           "identity CE with identity rarely cited)",
-    value={"guarded mu - candid mu": gap,
+    value={"guarded mu - candid mu": mu_drop,
            "identity CE - context CE": ce_g[1] - ce_g[2]},
     measured=f"mu {faith['guarded'].mu:.2f} vs {faith['candid'].mu:.2f};"
              f" CE identity {ce_g[1]:.3f}, context {ce_g[2]:.3f}",
