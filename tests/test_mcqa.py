@@ -100,14 +100,99 @@ def test_lettered_and_cloze_scores_on_a_tiny_model(items, tiny):
     assert cloze.shape == (len(items), 4) and (cloze < 0).all()
 
 
-def test_tiny_corpus_is_solved_prompts_in_the_vocabulary(tiny):
-    texts = mcqa.tiny_corpus(np.random.default_rng(5), 40)
+def test_tiny_corpus_is_solved_prompts_without_the_held_out_symbols(tiny):
+    texts = mcqa.tiny_corpus(np.random.default_rng(5), 60)
     for text in texts:
         symbol = text.rsplit(" ", 1)[1]
-        assert text.count("Answer:") == 4 and len(symbol) == 1 and len(tiny.tokens(text)) <= 128
-    assert 20 < sum("\nA: " in t for t in texts) < 40 and all(
-        "\nA: " in t or "\nQ: " in t for t in texts
+        assert (
+            1 <= text.count("Answer:") <= 4 and len(symbol) == 1 and len(tiny.tokens(text)) <= 160
+        )
+        assert "<unk>" not in tiny.tokenizer.decode(tiny.tokens(text))
+        assert not any(f"\n{s}: " in text for s in mcqa.HELD_OUT)  # Q/Z/R/X never in training
+    assert all("\nA: " in t and "\nD: " in t for t in texts)  # A/B/C/D only
+    assert len({t.count("Answer:") for t in texts}) == 4  # 0 to 3 shots
+    assert set(mcqa.HELD_OUT) <= set(tiny.tokenizer.get_vocab())  # but in the vocabulary
+
+
+def test_official_prompt_format(items):
+    item = items[0]
+    text = mcqa.prompt(item, "ABCD", template="official")
+    blocks = text.split("\n\n")
+    assert blocks[0] == (
+        "For each of the following phrases, select the best completion (A, B, C or D)."
     )
+    assert len(blocks) == 5 and blocks[-1].endswith("\nThe correct answer is:")
+    shot = blocks[1].splitlines()
+    assert shot[0] == f"Phrase: {item.shots[0].text}" and shot[1] == "Choices:"
+    assert shot[2:6] == [f"{s}: {o}" for s, o in zip("ABCD", item.shots[0].options)]
+    assert shot[6] == "The correct answer is: " + "ABCD"[item.shots[0].answer]
+    assert mcqa.instruction("QZRX").endswith("(Q, Z, R or X).")
+    assert "Phrase:" not in mcqa.prompt(item) and mcqa.prompt(item, "cloze", "official") == (
+        mcqa.prompt(item, "cloze")
+    )
+    with pytest.raises(ValueError, match="unknown template"):
+        mcqa.prompt(item, template="plain")
+
+
+def test_memory_colors_is_the_papers_108_objects():
+    assert len(mcqa.OBJECTS) == 108 and {c for *_, c in mcqa.OBJECTS} == set(mcqa.COLORS)
+    assert mcqa.OBJECTS[0] == ("a sunflower", "is", "yellow")
+    assert ("the inside of a pineapple", "is", "yellow") in mcqa.OBJECTS
+    assert ("jeans", "are", "blue") in mcqa.OBJECTS  # the Plural column
+
+
+def test_trend_test_survives_one_inversion_but_not_a_flat_curve():
+    tau, p = mcqa.trend([1, 2, 4, 8, 16, 32], [1.0, 2.0, 3.0, 2.5, 4.0, 5.0])
+    assert tau > 0.8 and p < 0.05
+    assert mcqa.trend([1, 2, 4, 8, 16, 32], [1.0, 1.2, 0.9, 1.1, 1.0, 1.05])[1] > 0.05
+    assert np.isnan(mcqa.trend([1, 2], [1.0, 2.0])[1])
+    assert mcqa.post_solve_steps(300, 50, 4) == [350, 400, 500, 700]
+
+
+def test_item_separation_and_bootstrap_interval(items):
+    rng = torch.Generator().manual_seed(1)
+    logprobs = torch.randn(3, len(items), 4, generator=rng).log_softmax(-1)
+    per_item = mcqa.item_separation(logprobs, items)
+    np.testing.assert_allclose(per_item.mean(-1), mcqa.separation(logprobs, items), rtol=1e-5)
+    low, high = mcqa.bootstrap_interval(per_item[0], np.random.default_rng(0))
+    assert low <= per_item[0].mean() <= high
+    assert mcqa.bootstrap_interval(np.ones(5), np.random.default_rng(0)) == (1.0, 1.0)
+
+
+def _training(seed):
+    run = mcqa.train_tiny(
+        layers=2,
+        d_model=16,
+        max_steps=12,
+        every=4,
+        after=2,
+        batch_size=4,
+        lr=1e-3,
+        warmup=3,
+        seed=seed,
+        n_val=4,
+        progress=False,
+    )
+    return run, {k: v.clone() for k, v in run.lm.model.state_dict().items()}
+
+
+def test_training_is_deterministic_for_a_seed(tmp_path, monkeypatch):
+    runs = []
+    for folder in ("a", "b"):  # two fresh caches: both runs train
+        monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / folder))
+        runs.append(_training(0))
+    (first, state), (second, again) = runs
+    assert first.steps == second.steps and first.accuracy == second.accuracy
+    assert first.logit_difference == second.logit_difference
+    np.testing.assert_array_equal(first.loss, second.loss)  # NaN at step 0 in both
+    assert all(torch.equal(state[k], again[k]) for k in state)
+    assert first.steps[:4] == [0, 4, 8, 12]
+    if first.solved is None:  # not solved within the cap: no checkpoints after it
+        assert first.after == [] and first.steps[-1] == 12
+    else:  # the log-spaced checkpoints follow the solving step
+        assert first.after == mcqa.post_solve_steps(first.solved, 4, 2) == first.steps[-2:]
+    _, other = _training(1)
+    assert not all(torch.equal(state[k], other[k]) for k in state)
 
 
 def test_patching_figure_and_explorer(items, tiny):
@@ -120,6 +205,10 @@ def test_patching_figure_and_explorer(items, tiny):
     assert results["tiny · head"].columns == [f"head {h}" for h in range(4)]
     # patching the last layer's residual stream at the last position is the source run
     assert results["tiny · residual"].effect[-1, -1] == pytest.approx(1.0, abs=1e-4)
+    raw = mcqa.patching(tiny, pairs, "residual", positions=range(-4, 0), normalise=False)
+    assert raw.shown[-1, -1] == pytest.approx(raw.full, abs=1e-4)  # raw change of LD (nats)
+    np.testing.assert_allclose(raw.raw, raw.effect * raw.full, atol=1e-4)
+    assert "change of LD" in mcqa.patching_figure({"raw": raw}, "raw").layout.annotations[0].text
     fig = mcqa.patching_figure(results, "tiny · residual", (0, 1))
     assert fig.data[0].type == "heatmap" and len(fig.data) == 2 + 3
     explorer = mcqa.patching_explorer(results)
@@ -138,6 +227,8 @@ def test_bounds_name_the_notebook_claims_and_the_gaps_are_declared_claims():
         "smollm2-format",
         "smollm2-no-separation",
         "tiny-learned",
+        "tiny-formats",
+        "tiny-promote-then-switch",
         "tiny-localisation",
         "tiny-middle-layers",
         "tiny-sparse-heads",
@@ -145,7 +236,7 @@ def test_bounds_name_the_notebook_claims_and_the_gaps_are_declared_claims():
         "tiny-logit-difference-grows",
     }
     assert set(mcqa.KNOWN_GAPS) <= set(mcqa.BOUNDS)
-    assert core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], 0.7999999999999999)
+    assert core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], 0.01)
     assert not core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], float("nan"))
     assert not core.check_bound(mcqa.BOUNDS["smollm2-no-separation"], [0.1, 0.6])
 
@@ -192,3 +283,31 @@ def test_capitals_come_from_the_editing_facts():
     )
     assert {c for c, _ in mcqa.CAPITALS} - set(editing_capitals) == {"Ireland", "Belgium"}
     assert all(editing_capitals[c] == city for c, city in mcqa.CAPITALS if c in editing_capitals)
+
+
+def test_two_smoke_runs_give_identical_claims(tmp_path, monkeypatch):
+    """The chapter is deterministic for a seed: two smoke runs (a tinier model than the
+    smoke's, to keep the test cheap), each training its tiny model afresh (an empty cache
+    but for SmolLM2's weights and, in the second, the first's SmolLM2 scores and sweeps,
+    inference of a fixed model), record the same claims."""
+    import json
+    from dataclasses import asdict
+
+    from iclr25 import run
+
+    tinier = {"n_items": 4, "n_pairs": 2, "smol_positions": 1, "tiny_layers": 2}
+    tinier |= {"tiny_d_model": 16, "tiny_max_steps": 10, "tiny_every": 5, "tiny_warmup": 2}
+    records = []
+    for k in range(2):
+        cache = tmp_path / f"cache{k}"
+        cache.mkdir()
+        first = tmp_path / "cache0"
+        for entry in [*core.cache_dir().glob("smollm2-*"), *first.glob("*")]:
+            if not entry.name.startswith("mcqa-tiny") and not entry.is_symlink():
+                if not (cache / entry.name).exists():
+                    (cache / entry.name).symlink_to(entry)
+        monkeypatch.setenv("ICLR25_CACHE", str(cache))
+        _, claims = run.execute("mcqa", tmp_path / f"run{k}", tinier, smoke=True)
+        assert any(path.name.startswith("mcqa-tiny") for path in cache.iterdir())  # trained
+        records.append([json.dumps(asdict(c), sort_keys=True, default=str) for c in claims])
+    assert records[0] == records[1]

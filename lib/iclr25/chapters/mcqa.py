@@ -35,9 +35,9 @@ The paper's findings, tested here on SmolLM2-135M and on a tiny transformer trai
 the 3-shot task: prediction of the answer symbol is causally attributed to a few middle
 layers' attention and a sparse set of heads; models that fail formatted MCQA do not
 separate the answer symbols in vocabulary space; logit differences between the answer
-symbols keep growing over training. The object list is ours (the paper's 108 objects
-from the Memory Colors dataset are not available offline), and so is a small
-world-knowledge set (capital cities) standing in for MMLU.
+symbols keep growing over training. The 108 objects are the paper's (Memory Colors, from the
+official repository, shipped beside this module); a small world-knowledge set (capital
+cities) stands in for MMLU.
 
 Models, patching and projection come from :mod:`iclr25.llm` (pyvene underneath); this
 module holds the task, the prompts and the paper's metrics.
@@ -45,15 +45,22 @@ module holds the task, the prompts and the paper's metrics.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+import csv
+import hashlib
+import io
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from importlib import resources
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import torch
 
 from iclr25 import core, editing, llm
 from iclr25.core import Bound, Param
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     import ipywidgets as widgets
@@ -73,65 +80,28 @@ COLORS = (
     "grey",
 )
 
-#: (noun, verb, its typical colour): the Colors task's objects (our own list).
-OBJECTS: tuple[tuple[str, str, str], ...] = (
-    ("bananas", "are", "yellow"),
-    ("lemons", "are", "yellow"),
-    ("sunflowers", "are", "yellow"),
-    ("canaries", "are", "yellow"),
-    ("butter", "is", "yellow"),
-    ("corn", "is", "yellow"),
-    ("tomatoes", "are", "red"),
-    ("strawberries", "are", "red"),
-    ("cherries", "are", "red"),
-    ("blood", "is", "red"),
-    ("rubies", "are", "red"),
-    ("ladybugs", "are", "red"),
-    ("grass", "is", "green"),
-    ("lettuce", "is", "green"),
-    ("cucumbers", "are", "green"),
-    ("frogs", "are", "green"),
-    ("broccoli", "is", "green"),
-    ("limes", "are", "green"),
-    ("emeralds", "are", "green"),
-    ("leaves", "are", "green"),
-    ("the sky", "is", "blue"),
-    ("the ocean", "is", "blue"),
-    ("sapphires", "are", "blue"),
-    ("blueberries", "are", "blue"),
-    ("snow", "is", "white"),
-    ("milk", "is", "white"),
-    ("clouds", "are", "white"),
-    ("chalk", "is", "white"),
-    ("salt", "is", "white"),
-    ("swans", "are", "white"),
-    ("coal", "is", "black"),
-    ("crows", "are", "black"),
-    ("ink", "is", "black"),
-    ("tar", "is", "black"),
-    ("ravens", "are", "black"),
-    ("carrots", "are", "orange"),
-    ("pumpkins", "are", "orange"),
-    ("tangerines", "are", "orange"),
-    ("oranges", "are", "orange"),
-    ("chocolate", "is", "brown"),
-    ("coffee", "is", "brown"),
-    ("cinnamon", "is", "brown"),
-    ("acorns", "are", "brown"),
-    ("bears", "are", "brown"),
-    ("flamingos", "are", "pink"),
-    ("piglets", "are", "pink"),
-    ("bubblegum", "is", "pink"),
-    ("eggplants", "are", "purple"),
-    ("lavender", "is", "purple"),
-    ("amethysts", "are", "purple"),
-    ("plums", "are", "purple"),
-    ("elephants", "are", "grey"),
-    ("ash", "is", "grey"),
-    ("concrete", "is", "grey"),
-    ("pebbles", "are", "grey"),
-    ("mice", "are", "grey"),
-)
+MEMORY_COLORS = "mcqa_memory_colors.csv"
+"""The paper's 108 Colors objects: ``data/memory_colors.csv`` of the official repository
+(allenai/understanding_mcqa, Apache License 2.0), extracted there from the appendix table
+of Norlund, Hagstrom & Johansson (2021), shipped unchanged beside this module."""
+
+
+def memory_colors() -> tuple[tuple[str, str, str], ...]:
+    """``(noun, verb, colour)`` of each Memory Colors row, as the official code builds them:
+    the descriptor and the item (``"the inside of a pineapple"``), ``are`` for plurals."""
+    text = resources.files("iclr25.chapters").joinpath(MEMORY_COLORS).read_text()
+    rows = [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text)) if row]
+    header = rows[0]
+    objects = []
+    for row in rows[1:]:
+        record = dict(zip(header, row))
+        noun = f"{record['Descriptor']} {record['Item']}".strip()
+        objects.append((noun, "are" if record["Plural"] else "is", record["Color"]))
+    return tuple(objects)
+
+
+#: (noun, verb, its typical colour): the Colors task's 108 objects (Memory Colors).
+OBJECTS: tuple[tuple[str, str, str], ...] = memory_colors()
 
 #: Capital cities: those of the editing chapters' facts (:data:`iclr25.editing.COUNTRIES`),
 #: and of two countries those leave out.
@@ -286,9 +256,32 @@ def capitals_items(n: int, rng: np.random.Generator) -> list[Item]:
     return items
 
 
-def lettered(q: Question, symbols: str = "ABCD", solved: bool = False) -> str:
-    """The formatted MCQA layout: the question, one ``symbol: option`` line each, ``Answer:``."""
-    lines = [q.text, *(f"{s}: {o}" for s, o in zip(symbols, q.options)), "Answer:"]
+TEMPLATES = ("official", "bare")
+"""The official code's prompt (an instruction, then ``Phrase:``, ``Choices:`` and ``The
+correct answer is:``) and our earlier bare one (the question, the options, ``Answer:``)."""
+
+
+def instruction(symbols: str = "ABCD") -> str:
+    """The official prompt's first line, for any number of symbols."""
+    listed = ", ".join(symbols[:-1]) + f" or {symbols[-1]}"
+    return f"For each of the following phrases, select the best completion ({listed})."
+
+
+def lettered(
+    q: Question, symbols: str = "ABCD", solved: bool = False, template: str = "bare"
+) -> str:
+    """A formatted MCQA block: one ``symbol: option`` line per option, then the cue.
+
+    ``"bare"``: the question, the options, ``Answer:``. ``"official"``: ``Phrase:`` and
+    the question, ``Choices:``, the options, ``The correct answer is:``.
+    """
+    options = [f"{s}: {o}" for s, o in zip(symbols, q.options)]
+    if template == "official":
+        lines = [f"Phrase: {q.text}", "Choices:", *options, "The correct answer is:"]
+    elif template == "bare":
+        lines = [q.text, *options, "Answer:"]
+    else:
+        raise ValueError(f"unknown template {template!r}; accepted: {', '.join(TEMPLATES)}")
     return "\n".join(lines) + (f" {symbols[q.answer]}" if solved else "")
 
 
@@ -297,13 +290,17 @@ def cloze(q: Question, solved: bool = False) -> str:
     return q.text + (f" {q.options[q.answer]}" if solved else "")
 
 
-def prompt(item: Item, fmt: str = "ABCD") -> str:
-    """The 3-shot prompt of ``item`` in a symbol format (``"ABCD"``...) or ``"cloze"``."""
+def prompt(item: Item, fmt: str = "ABCD", template: str = "bare") -> str:
+    """The 3-shot prompt of ``item`` in a symbol format (``"ABCD"``...) or ``"cloze"``;
+    the official template opens with its instruction line."""
 
     def show(q: Question, solved: bool) -> str:
-        return cloze(q, solved) if fmt == "cloze" else lettered(q, fmt, solved)
+        return cloze(q, solved) if fmt == "cloze" else lettered(q, fmt, solved, template)
 
-    return "\n\n".join([*(show(q, True) for q in item.shots), show(item.query, False)])
+    blocks = [*(show(q, True) for q in item.shots), show(item.query, False)]
+    if fmt != "cloze" and template == "official":
+        blocks.insert(0, instruction(fmt))
+    return "\n\n".join(blocks)
 
 
 # ---------------------------------------------------------------------------------
@@ -320,19 +317,32 @@ def answers(items: Sequence[Item]) -> np.ndarray:
     return np.array([item.query.answer for item in items])
 
 
-def lettered_scores(lm: llm.LM, items: Sequence[Item], symbols: str = "ABCD") -> torch.Tensor:
-    """Enumerated scoring: the next-token logits of the answer symbols, ``[item, symbol]``."""
-    logits = llm.next_token_logits(lm, [prompt(item, symbols) for item in items])
-    return logits[:, symbol_tokens(lm, symbols)]
+def lettered_scores(
+    lm: llm.LM, items: Sequence[Item], symbols: str = "ABCD", template: str = "bare"
+) -> torch.Tensor:
+    """Enumerated scoring: the next-token logits of the answer symbols, ``[item, symbol]``
+    (cached for a pretrained model, :func:`cached_run`)."""
+    texts = [prompt(item, symbols, template) for item in items]
+    tokens = symbol_tokens(lm, symbols)
+    if lm.tiny:
+        return llm.next_token_logits(lm, texts)[:, tokens]
+    return cached_run(
+        "scores", lm, texts, lambda: llm.next_token_logits(lm, texts)[:, tokens], symbols=symbols
+    )
 
 
 def cloze_scores(lm: llm.LM, items: Sequence[Item]) -> torch.Tensor:
-    """Cloze scoring: ``log P(option text | question)``, ``[item, option]``."""
-    return llm.score_continuations(
-        lm,
-        [prompt(item, "cloze") for item in items],
-        [[" " + o for o in item.query.options] for item in items],
-    )
+    """Cloze scoring: ``log P(option text | question)``, ``[item, option]`` (cached for a
+    pretrained model, :func:`cached_run`)."""
+    texts = [prompt(item, "cloze") for item in items]
+    options = [[" " + o for o in item.query.options] for item in items]
+
+    def run() -> torch.Tensor:
+        return llm.score_continuations(lm, texts, options)
+
+    if lm.tiny:
+        return run()
+    return cached_run("cloze", lm, texts + [o for row in options for o in row], run)
 
 
 def accuracy(scores: torch.Tensor, items: Sequence[Item]) -> float:
@@ -356,6 +366,24 @@ def separation(logprobs: torch.Tensor, items: Sequence[Item]) -> np.ndarray:
 def projection_accuracy(logprobs: torch.Tensor, items: Sequence[Item]) -> np.ndarray:
     """Per layer, the share of items whose projection ranks the correct symbol first."""
     return np.array([accuracy(layer, items) for layer in logprobs])
+
+
+def item_separation(logprobs: torch.Tensor, items: Sequence[Item]) -> np.ndarray:
+    """``[layer, item]``: the correct symbol's log-probability minus the mean of the others'."""
+    rows = torch.arange(len(items))
+    correct = logprobs[:, rows, answers(items)]
+    others = (logprobs.sum(-1) - correct) / (logprobs.shape[-1] - 1)
+    return (correct - others).numpy()
+
+
+def bootstrap_interval(
+    values: np.ndarray, rng: np.random.Generator, n: int = 2000, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (resampling its entries)."""
+    values = np.asarray(values, dtype=float)
+    means = values[rng.integers(len(values), size=(n, len(values)))].mean(-1)
+    tail = (1 - level) / 2 * 100
+    return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
 
 
 def patching_pairs(items: Sequence[Item], rng: np.random.Generator) -> list[tuple[Item, Item]]:
@@ -424,11 +452,25 @@ class Patching:
     sweep: llm.Sweep
     pairs: list[tuple[Item, Item]]
     columns: list[str]  # what each column is: a position's token, or a head
+    normalise: bool = True  # False: show the raw change of LD (nats), see ``shown``
 
     @property
     def effect(self) -> np.ndarray:
         """Normalised effect of each cell, ``[layer, column]``."""
         return normalised_effect(self.sweep.patched, self.sweep.base, self.sweep.source, self.pairs)
+
+    @property
+    def raw(self) -> np.ndarray:
+        """``LD_patched - LD_base`` of each cell (nats), averaged over the pairs: the change
+        before dividing by the full effect, readable when that is close to 0."""
+        return (
+            _ld(self.sweep.patched, self.pairs).mean(-1) - _ld(self.sweep.base, self.pairs).mean()
+        ).numpy()
+
+    @property
+    def shown(self) -> np.ndarray:
+        """What the figure draws: the normalised effect, or the raw change of LD."""
+        return self.effect if self.normalise else self.raw
 
     @property
     def full(self) -> float:
@@ -443,6 +485,15 @@ class Patching:
         }
 
 
+def cached_run(name: str, lm: llm.LM, texts: Sequence[str], run: Callable[[], T], **extra) -> T:
+    """``run()``, cached (:func:`iclr25.core.cached`) under the model's name, the SHA-256
+    of the prompts ``texts`` and ``extra``: SmolLM2's scores, projections and patching
+    sweeps, which the same prompts give again on a second run."""
+    digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()
+    config = {"model": lm.name, "texts": digest, **extra, "torch": torch.__version__}
+    return core.cached(f"mcqa-{name}", config, run)
+
+
 def patching(
     lm: llm.LM,
     pairs: Sequence[tuple[Item, Item]],
@@ -450,23 +501,33 @@ def patching(
     *,
     symbols: str = "ABCD",
     positions: Sequence[int] = (-1,),
+    template: str = "bare",
+    normalise: bool = True,
 ) -> Patching:
-    """Patch ``component`` cell by cell from each source prompt into its base prompt."""
-    base = [prompt(b, symbols) for b, _ in pairs]
-    sweep = llm.patch_sweep(
-        lm,
-        base,
-        [prompt(s, symbols) for _, s in pairs],
-        component,
-        symbol_tokens(lm, symbols),
-        positions=positions,
-    )
+    """Patch ``component`` cell by cell from each source prompt into its base prompt.
+
+    A pretrained model's sweep is cached (:func:`cached_run`); a tiny model's is not."""
+    base = [prompt(b, symbols, template) for b, _ in pairs]
+    source = [prompt(s, symbols, template) for _, s in pairs]
+
+    def sweep_of() -> llm.Sweep:
+        return llm.patch_sweep(
+            lm, base, source, component, symbol_tokens(lm, symbols), positions=positions
+        )
+
+    if lm.tiny:
+        sweep = sweep_of()
+    else:
+        extra = {"component": component, "symbols": symbols, "positions": list(positions)}
+        sweep = llm.Sweep(
+            **cached_run("patching", lm, base + source, lambda: asdict(sweep_of()), **extra)
+        )
     if component == "head":
         columns = [f"head {h}" for h in sweep.columns]
     else:
         ids = lm.tokens(base[0])
         columns = [f"{p} {lm.tokenizer.decode([ids[p]])!r}" for p in sweep.columns]
-    return Patching(lm.name, sweep, list(pairs), columns)
+    return Patching(lm.name, sweep, list(pairs), columns, normalise)
 
 
 def patching_figure(
@@ -477,12 +538,14 @@ def patching_figure(
     from plotly.subplots import make_subplots
 
     result = results[key]
-    effect = result.effect
+    effect = result.shown
+    what = "normalised effect" if result.normalise else "change of LD (nats)"
+    scale = 1.0 if result.normalise else max(float(np.nanmax(np.abs(effect))), 1e-6)
     row, column = cell if cell is not None else np.unravel_index(np.nanargmax(effect), effect.shape)
     layers = result.sweep.layers
     text = [
         [
-            f"layer {layers[r]}, {result.columns[c]}<br>effect {effect[r, c]:.2f}<br>"
+            f"layer {layers[r]}, {result.columns[c]}<br>{what} {effect[r, c]:.2f}<br>"
             + "<br>".join(
                 f"{run}: " + ", ".join(f"{role} {p:.2f}" for role, p in roles.items())
                 for run, roles in result.distributions(r, c).items()
@@ -497,7 +560,7 @@ def patching_figure(
         row_heights=[0.58, 0.42],
         vertical_spacing=0.2,
         subplot_titles=(
-            "normalised effect of patching one cell (x: position and its token, or head)",
+            f"{what} of patching one cell (x: position and its token, or head)",
             "symbol probabilities at the marked cell",
         ),
     )
@@ -505,8 +568,8 @@ def patching_figure(
         z=effect,
         x=result.columns,
         y=layers,
-        zmin=-1,
-        zmax=1,
+        zmin=-scale,
+        zmax=scale,
         colorscale="RdBu_r",
         text=text,
         hoverinfo="text",
@@ -572,73 +635,171 @@ def patching_explorer(results: dict[str, Patching]) -> widgets.VBox:
 # The tiny transformer
 # ---------------------------------------------------------------------------------
 
-ALTERNATIVE_SHARE = 0.1
-"""Share of training prompts in Q/Z/R/X; the others are in A/B/C/D. Unusual symbols are
-rare in a real corpus too."""
+HELD_OUT = SYMBOLS[1]
+"""Q/Z/R/X never occur in the training corpus: scoring them tests generalisation."""
+
+CRITERION = 0.95
+"""Training stops searching once A/B/C/D accuracy on held-out validation prompts reaches
+this; the step it took is reported."""
 
 
 def tiny_vocabulary() -> list[str]:
-    """Every word a Colors prompt can hold, in either symbol set."""
+    """Every word a bare Colors prompt can hold, with every capital letter as a symbol."""
     template = [
         f"{noun[0].upper() + noun[1:]} {verb} . What color {verb} {noun} ? : Answer"
         for noun, verb, _ in OBJECTS
     ]
-    return llm.words([*template, " ".join(COLORS), " ".join("".join(SYMBOLS))])
+    return llm.words([*template, " ".join(COLORS), " ".join(string.ascii_uppercase)])
 
 
 def tiny_corpus(rng: np.random.Generator, n: int) -> list[str]:
-    """``n`` solved 3-shot Colors prompts with random colours, mostly in A/B/C/D."""
+    """``n`` solved Colors prompts (bare template) with random colours, in A/B/C/D only
+    (Q/Z/R/X are held out); each keeps 0 to 3 of its shots (uniformly), so that short
+    prompts teach the binding of a symbol to its option without the distraction of
+    earlier questions, and long ones its use in the 3-shot prompt."""
     texts = []
     for item in colours_items(n, rng, typical=False):
-        symbols = SYMBOLS[1] if rng.random() < ALTERNATIVE_SHARE else SYMBOLS[0]
-        texts.append(f"{prompt(item, symbols)} {symbols[item.query.answer]}")
+        item = replace(item, shots=item.shots[: int(rng.integers(N_SHOTS + 1))])
+        texts.append(f"{prompt(item)} {SYMBOLS[0][item.query.answer]}")
     return texts
+
+
+def _answer_loss(lm: llm.LM, batch: llm.Batch) -> torch.Tensor:
+    """Cross-entropy on the token right after each ``Answer:`` (the answer symbols)."""
+    ids = batch.input_ids
+    cue = lm.tokens("Answer:")
+    keep = torch.zeros_like(ids, dtype=torch.bool)
+    ends = torch.ones_like(ids[:, len(cue) :], dtype=torch.bool)
+    for j, t in enumerate(cue):
+        ends &= ids[:, j : ids.shape[1] - len(cue) + j] == t
+    keep[:, len(cue) :] = ends & (batch.attention_mask[:, len(cue) :] == 1)
+    return lm.model(**batch.inputs(), labels=ids.masked_fill(~keep, -100)).loss
+
+
+def post_solve_steps(solved: int, every: int, n: int) -> list[int]:
+    """Log-spaced checkpoints after the solving step: ``solved + every * 2**k``, k < n."""
+    return [solved + every * 2**k for k in range(n)]
+
+
+@dataclass
+class TinyTraining:
+    """A tiny model trained to the criterion: validation curves and the final model."""
+
+    lm: llm.LM
+    steps: list[int]  # the evaluated steps (every ``every`` steps, then log-spaced)
+    accuracy: dict[str, list[float]]  # validation accuracy per symbol set, per step
+    logit_difference: list[float]  # validation logit difference (A/B/C/D), per step
+    loss: list[float]  # mean training loss between evaluations
+    solved: int | None  # the first step with validation accuracy >= CRITERION
+    after: list[int]  # the log-spaced steps after ``solved``
 
 
 def train_tiny(
     *,
     layers: int,
     d_model: int,
-    steps: int,
-    checkpoints: int,
+    max_steps: int,
+    every: int,
+    after: int,
     batch_size: int,
     lr: float,
+    warmup: int,
     seed: int,
-    threads: int = 1,
+    n_val: int = 64,
     device: str | torch.device = "cpu",
     progress: bool = True,
-) -> llm.TinyRun:
-    """Train the chapter's tiny transformer on :func:`tiny_corpus` (cached, see
-    :func:`iclr25.llm.train_tiny`); the loss is on the symbol after each ``Answer:``.
-    One CPU thread, as the book runs two chapters at a time on two cores."""
-    corpus = {
-        "generator": "mcqa.tiny_corpus",
-        "objects": len(OBJECTS),
-        "colors": len(COLORS),
-        "shots": N_SHOTS,
-        "symbols": SYMBOLS,
-        "alternative_share": ALTERNATIVE_SHARE,
-        "version": 1,
-    }
+) -> TinyTraining:
+    """Train the tiny transformer on :func:`tiny_corpus` until A/B/C/D accuracy on ``n_val``
+    held-out validation prompts reaches :data:`CRITERION` (checked every ``every`` steps, at
+    most ``max_steps``), then on to ``after`` log-spaced checkpoints
+    (:func:`post_solve_steps`). AdamW without weight decay, the rate rising linearly over
+    ``warmup`` steps and then constant, gradients clipped to norm 1; one CPU thread, so
+    a seed gives the same model on a machine.
+    Cached (:func:`iclr25.core.cached`)."""
     config = llm.TinyConfig(
-        n_layers=layers, n_heads=4, d_model=d_model, d_mlp=4 * d_model, context=128
+        n_layers=layers, n_heads=4, d_model=d_model, d_mlp=4 * d_model, context=160
     )
-    return llm.train_tiny(
-        "mcqa-tiny",
-        tiny_vocabulary(),
-        tiny_corpus,
-        data=corpus,
-        config=config,
-        steps=steps,
-        checkpoints=checkpoints,
-        batch_size=batch_size,
-        lr=lr,
-        loss_after="Answer:",
-        seed=seed,
-        threads=threads,
-        device=device,
-        progress=progress,
+    key = {
+        "config": config.__dict__,
+        "corpus": ["mcqa.tiny_corpus", OBJECTS, COLORS, N_SHOTS, HELD_OUT, 3],
+        "train": [max_steps, every, after, batch_size, lr, warmup, 1.0, seed, n_val, CRITERION],
+        "torch": torch.__version__,
+        "version": 4,
+    }
+
+    def build() -> dict:
+        from tqdm.auto import tqdm
+
+        lm = llm.tiny_model(tiny_vocabulary(), config, seed=seed, name="mcqa-tiny")
+        lm.model.to(device)
+        data, held_out = np.random.default_rng(seed), np.random.default_rng([seed, 1])
+        validation = colours_items(n_val, held_out, typical=False)
+        optimiser = torch.optim.AdamW(lm.model.parameters(), lr=lr, weight_decay=0.0)
+        schedule = torch.optim.lr_scheduler.LambdaLR(
+            optimiser, lambda k: min(1.0, (k + 1) / max(warmup, 1))
+        )
+        record: dict = {"steps": [], "ABCD": [], "QZRX": [], "ld": [], "loss": []}
+        stops: list[int] = list(range(0, max_steps + 1, every))
+        solved, step, losses = None, 0, []
+        bar = tqdm(total=max_steps, desc="training mcqa-tiny", disable=not progress)
+        with core.threads(1):
+            while stops:
+                if step == stops[0]:
+                    stops.pop(0)
+                    lm.model.eval()
+                    with torch.no_grad():
+                        for symbols in SYMBOLS:
+                            scores = lettered_scores(lm, validation, symbols)
+                            record[symbols].append(accuracy(scores, validation))
+                            if symbols == "ABCD":
+                                record["ld"].append(logit_difference(scores, validation))
+                    record["steps"].append(step)
+                    record["loss"].append(float(np.mean(losses)) if losses else float("nan"))
+                    losses = []
+                    lm.model.train()
+                    if solved is None and record["ABCD"][-1] >= CRITERION:
+                        solved, stops = step, post_solve_steps(step, every, after)
+                        bar.total = stops[-1]
+                    if not stops:
+                        break
+                optimiser.zero_grad()
+                loss = _answer_loss(lm, llm.encode(lm, tiny_corpus(data, batch_size)))
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(lm.model.parameters(), 1.0)
+                optimiser.step()
+                schedule.step()
+                losses.append(loss.item())
+                step += 1
+                bar.update()
+        bar.close()
+        state = {k: v.detach().cpu().clone() for k, v in lm.model.state_dict().items()}
+        return {"state": state, "record": record, "solved": -1 if solved is None else solved}
+
+    stored = core.cached("mcqa-tiny", key, build)
+    lm = llm.tiny_model(tiny_vocabulary(), config, seed=seed, name="mcqa-tiny")
+    lm.model.load_state_dict(stored["state"])
+    lm = llm.LM(lm.name, lm.model.to(device).eval(), lm.tokenizer, tiny=True)
+    record, solved = stored["record"], int(stored["solved"])
+    return TinyTraining(
+        lm,
+        list(record["steps"]),
+        {s: list(record[s]) for s in SYMBOLS},
+        list(record["ld"]),
+        list(record["loss"]),
+        None if solved < 0 else solved,
+        [] if solved < 0 else post_solve_steps(solved, every, after),
     )
+
+
+def trend(steps: Sequence[int], values: Sequence[float]) -> tuple[float, float]:
+    """Kendall's tau of ``values`` against ``steps`` and its one-sided p-value (a rising
+    trend): a test of the trend that one inversion does not overturn."""
+    from scipy.stats import kendalltau
+
+    if len(values) < 3:
+        return float("nan"), float("nan")
+    result = kendalltau(steps, values, alternative="greater")
+    return float(result.statistic), float(result.pvalue)
 
 
 # ---------------------------------------------------------------------------------
@@ -649,16 +810,23 @@ PARAMETERS = {
     "n_items": Param(
         32, "Colors and capital-city items scored on SmolLM2", low=4, high=len(CAPITALS)
     ),
+    "template": Param(
+        "official", "SmolLM2's prompt for projection and patching", choices=TEMPLATES
+    ),
     "n_pairs": Param(6, "patching pairs for SmolLM2", low=2, high=len(OBJECTS)),
     "smol_positions": Param(2, "last positions of the prompt patched in SmolLM2", low=1, high=24),
     "tiny_layers": Param(8, "layers of the tiny transformer", low=2, high=16),
     "tiny_d_model": Param(64, "width of the tiny transformer (4 heads)", low=16, high=512),
-    "tiny_steps": Param(2000, "training steps (a multiple of tiny_checkpoints)", low=10),
-    "tiny_checkpoints": Param(10, "checkpoints kept along training", low=2, high=100),
+    "tiny_max_steps": Param(4000, "most training steps to reach the criterion", low=10),
+    "tiny_every": Param(50, "steps between validation checks", low=1, high=1000),
+    "tiny_after": Param(5, "log-spaced checkpoints after the task is solved", low=2, high=12),
     "tiny_batch": Param(8, "3-shot prompts per training step", low=1, high=512),
-    "tiny_lr": Param(0.001, "AdamW learning rate", low=1e-5, high=0.1),
+    "tiny_lr": Param(0.001, "AdamW learning rate (no weight decay)", low=1e-5, high=0.1),
+    "tiny_warmup": Param(100, "steps of linear learning-rate warm-up", low=0, high=10000),
     "n_eval": Param(200, "held-out Colors prompts the tiny model is scored on", low=8, high=5000),
-    "n_tiny_pairs": Param(64, "patching pairs for the tiny model", low=2, high=5000),
+    "n_tiny_pairs": Param(
+        64, "patching pairs for the tiny model (half select heads)", low=4, high=5000
+    ),
     "seed": Param(0, "random seed (data, initialisation, pairs)", low=0),
     "device": Param("auto", "torch device", choices=("auto", "cpu", "cuda")),
 }
@@ -668,8 +836,10 @@ SMOKE = {
     "n_pairs": 2,
     "smol_positions": 2,
     "tiny_d_model": 32,
-    "tiny_steps": 40,
-    "tiny_checkpoints": 4,
+    "tiny_max_steps": 40,
+    "tiny_warmup": 5,
+    "tiny_every": 10,
+    "tiny_after": 2,
     "n_eval": 8,
     "n_tiny_pairs": 4,
 }
@@ -684,16 +854,30 @@ SELECTING_EFFECT = 0.5
 least this share of the source prompt's own effect."""
 
 READABLE = 0.9
-"""Accuracy at which the symbol counts as readable in vocabulary space, and at which
-a checkpoint counts as having solved the task."""
+"""Accuracy at which the symbol counts as readable in vocabulary space."""
+
+LAST_LAYERS = 2
+"""SmolLM2's output, for the no-separation claim: its last two layers."""
 
 BOUNDS = {
-    # SmolLM2 has the answer (cloze) but fails the format (chance is 0.25).
-    "smollm2-format": {"Colors cloze": Bound(ge=0.9), "Colors A/B/C/D": Bound(le=0.4)},
-    # Its separation of the correct symbol (nats), at every layer.
+    # SmolLM2 has the answer (cloze) but fails the format (chance is 0.25) in the
+    # official template; the bare template is reported beside it.
+    "smollm2-format": {
+        "Colors cloze": Bound(ge=0.9),
+        "Colors A/B/C/D, official template": Bound(le=0.4),
+    },
+    # Its separation of the correct symbol (nats) at the output: each of its last layers.
     "smollm2-no-separation": Bound(lt=0.5),
     # The tiny model learned the task: A/B/C/D accuracy on held-out prompts.
     "tiny-learned": Bound(ge=0.9),
+    # It answers with the held-out symbols Q/Z/R/X well above chance (0.25).
+    "tiny-formats": Bound(ge=0.5),
+    # On Q/Z/R/X prompts, some layer before the output puts more probability on A/B/C/D
+    # than on Q/Z/R/X, and the output puts more on Q/Z/R/X (log-ratio, nats).
+    "tiny-promote-then-switch": {
+        "layers before the output where A/B/C/D lead": Bound(ge=1),
+        "log P(Q/Z/R/X) - log P(A/B/C/D) at the output": Bound(gt=0),
+    },
     # From the paper's 1-3 layers of about 30: at least one and at most a quarter of the
     # layers (rounded up) have an attention effect of 0.5 or more; no MLP reaches 0.5.
     "tiny-localisation": {
@@ -703,31 +887,61 @@ BOUNDS = {
     },
     # Some layer selects, and none of those that do is the first or the last.
     "tiny-middle-layers": {"selecting layers": Bound(ge=1), "of them first or last": Bound(le=0)},
-    # The top two heads carry at least half of all heads' effect.
+    # The top two heads, chosen on one half of the pairs, carry at least half of all heads'
+    # effect on the other half.
     "tiny-sparse-heads": Bound(ge=0.5),
     # The correct symbol is readable (ranked first for 90% of prompts) no earlier than the
-    # first selecting layer, and each layer from there on does not lower its separation.
+    # first selecting layer, and the last layer separates it at least as much as that one.
     "tiny-projection": {
         "first readable - first selecting layer": Bound(ge=0),
-        "change of separation from the selecting layer on": Bound(ge=0),
+        "separation: last layer - first selecting layer": Bound(ge=0),
     },
-    # Spearman's rho of step and logit difference over the checkpoints from the first with
-    # accuracy 0.9 on (NaN, failing, with fewer than three). A rank correlation of exactly
-    # 0.8 comes back as 0.7999...: the bound allows for that rounding.
-    "tiny-logit-difference-grows": Bound(ge=0.8 - 1e-12),
+    # A rising trend of the logit difference over the log-spaced checkpoints from the
+    # solving step on: Kendall's tau against the step, one-sided p-value (NaN fails).
+    "tiny-logit-difference-grows": Bound(le=0.05),
 }
 
-KNOWN_GAPS = {
-    "smollm2-no-separation": (
-        "SmolLM2-135M-Instruct is not the uniformly failing model the paper describes: it has"
-        " learned from the shots that a symbol comes next, and in its late middle layers the "
-        "projection ranks the correct symbol first more often than chance, a partial binding "
-        "that its last layers erase before the output. The bound asks for no separation at "
-        "every layer, so that partial binding misses it, while the output, where SmolLM2 "
-        "fails, agrees with the paper. A model that fails the format at every depth (the "
-        "paper's poorly performing checkpoints, or a base model of this size never tuned on "
-        "instructions) would test the claim as stated."
+KNOWN_GAPS: dict[str, str] = {
+    "tiny-formats": "Trained from scratch, the tiny model meets Q/Z/R/X only at test "
+    "time: their rows of the embedding and the unembedding are the random vectors they "
+    "started as (a token that is never an input gets no gradient as one, and as an "
+    "output only the softmax's push down), so nothing ties them to the option they "
+    "label. Answering in them needs a mechanism that copies whichever symbol precedes "
+    "the chosen option, and in our study before this run none formed on two cores: "
+    "with other letters in one training prompt in five and every letter a frozen "
+    "random vector shared by the embedding and the unembedding (so that a copy would "
+    "carry over), the model did not learn to answer in the other letters within 4,000 "
+    "steps after solving A/B/C/D (seeds 0 and 1), and with those letters from the "
+    "start it stayed at chance even on A/B/C/D for 3,000 steps. What would show it: "
+    "a pretrained model that reads Q/Z/R/X as ordinary letters (Olmo-7B in the paper), "
+    "or a copy mechanism trained far longer than a CPU budget allows.",
+    "tiny-promote-then-switch": "It needs the model to answer in Q/Z/R/X at the output "
+    "(the tiny-formats gap): a model that has only ever answered in A/B/C/D can promote "
+    "them in its middle layers, the first half of the paper's finding, but has no "
+    "mechanism to switch to the held-out letters. What would show it: as for "
+    "tiny-formats, a pretrained model that succeeds at the Q/Z/R/X format.",
+    **dict.fromkeys(
+        ("tiny-localisation", "tiny-middle-layers", "tiny-projection"),
+        f"{core.AFTER_THE_RUN} The three claims need a layer whose attention alone "
+        "carries at least half of the effect of the swap. In Olmo-7B, pretrained on "
+        "trillions of tokens with weight decay, a few of 32 layers do. Our tiny model "
+        "trains without weight decay (asked for the logit-difference study) and stops a "
+        "few hundred steps after it solves the task; we think nothing then pushes it to "
+        "concentrate the mechanism, so heads in several layers each carry part of the "
+        "selection and patching one layer moves only its part. Our earlier design "
+        "(always three shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, "
+        "a fixed 2,000 steps) had one selecting layer at seed 0; which of these "
+        "differences matters we have not separated. What would show it: these claims "
+        "over a sweep of seeds, for a model trained with weight decay and far past its "
+        "criterion (a GPU run), or a pretrained model that succeeds at the format.",
     ),
+    "tiny-logit-difference-grows": f"{core.AFTER_THE_RUN} Kendall's test on six "
+    "checkpoints has little power: a one-sided p of at most 0.05 allows at most two of "
+    "the 15 pairs out of order (tau of at least 0.73), and at a constant learning rate "
+    "the logit difference moves up and down between nearby checkpoints with the noise "
+    "of the last steps. The paper follows Olmo-7B over its whole pretraining, orders of "
+    "magnitude more steps. What would show it: more log-spaced checkpoints "
+    "(tiny_after of 8 or more, longer than our budget), or a decaying learning rate.",
 }
 
 
