@@ -143,8 +143,11 @@ class Opaque:
 
 
 def test_cached_refuses_values_a_safe_load_could_not_read(cache):
-    with pytest.raises(TypeError, match="only keep tensors in plain containers, not Opaque"):
+    with pytest.raises(TypeError, match=r"in plain containers, not Opaque \(at value\)"):
         core.cached("bad", {}, Opaque)
+    nested = {"state": {"w": torch.zeros(2)}, "record": [1.0, Opaque()]}
+    with pytest.raises(TypeError, match=r"not Opaque \(at value\['record'\]\[1\]\)"):
+        core.cached("bad", {}, lambda: nested)
     assert not list(cache.iterdir())
 
 

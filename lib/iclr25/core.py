@@ -269,6 +269,27 @@ def _log_cache(event: str, name: str) -> None:
             f.write(f"{event} {name}\n")
 
 
+def _unsafe_leaf(value: Any, where: str = "value") -> tuple[str, Any]:
+    """The first part of ``value`` that is neither a tensor, a plain number, string or
+    None, nor a dict, list or tuple of those, with its path (``value['state'][2]``); the
+    value itself if none is found (a safe load refused it for another reason)."""
+    import torch
+
+    if isinstance(value, dict):
+        parts = [(f"{where}[{k!r}]", v) for k, v in value.items()]
+    elif isinstance(value, list | tuple):
+        parts = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+    elif value is None or isinstance(value, torch.Tensor | bool | int | float | str):
+        return "", None
+    else:
+        return where, value
+    for part, v in parts:
+        found, leaf = _unsafe_leaf(v, part)
+        if found:
+            return found, leaf
+    return ("", None) if where != "value" else (where, value)
+
+
 def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> Any:
     """Load the artefact for ``config``, or ``build()`` it and store it.
 
@@ -300,9 +321,10 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
     try:
         torch.load(io.BytesIO(payload), weights_only=True)
     except pickle.UnpicklingError as err:
+        where, leaf = _unsafe_leaf(value)
         raise TypeError(
             f"cached({name!r}) can only keep tensors in plain containers, "
-            f"not {type(value).__name__}"
+            f"not {type(leaf).__name__} (at {where})"
         ) from err
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
