@@ -82,7 +82,9 @@ chapter_start = time.perf_counter()
 # SADR's $v^*$ is ROME's objective plus $w$ times this term, summed over the layers
 # above the edit (those below cannot change) and averaged over the rewrite prompts;
 # the authors use $w = 100 \times 10^{-4}$ and 80 steps instead of ROME's 20 (the
-# book takes `sadr_steps`). ROME's rank-one update then writes it.
+# book takes `sadr_steps`). ROME's rank-one update then writes it. In code, the term
+# is a `Penalty` handed to ROME's own `rome_v`: a context the model runs in (here the
+# recording attention) and a loss on what it recorded.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/sadr.py
 # :pyobject: sadr_v

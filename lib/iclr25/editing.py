@@ -860,6 +860,17 @@ def second_moments(
     return core.cached("editing-second-moments", config, build)
 
 
+@dataclass
+class Penalty:
+    """A term added to :func:`rome_v`'s loss at every step. ``watch()`` is a context in
+    which the model runs (the layers below the edit once, then each step's forward);
+    ``loss(seen, queries, subjects)`` gets what ``watch()`` handed out, each rewrite
+    prompt's last column before the target and its subject's last column."""
+
+    watch: Callable[[], contextlib.AbstractContextManager[Any]]
+    loss: Callable[[Any, list[int], torch.Tensor], torch.Tensor]
+
+
 def rome_v(
     lm: llm.LM,
     request: Request,
@@ -871,6 +882,7 @@ def rome_v(
     weight_decay: float = ROME_DECAY,
     clamp: float = ROME_CLAMP,
     prefixes: Sequence[str] = PREFIXES,
+    penalty: Penalty | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """ROME's ``v*``: the MLP output at the subject's last token that makes the model say
     the new object.
@@ -880,6 +892,7 @@ def rome_v(
     (per token) ``+ kl_factor * KL(P'(.|"{s} is a") || P(.|"{s} is a"))`` (the subject's
     essence, against the unedited ``P``) ``+ weight_decay * |delta| / |v|^2``, with Adam,
     ``|delta| <= clamp * |v|`` and a stop once the loss is below 0.05 (ROME's code).
+    A :class:`Penalty` adds a term of its own to the loss (SADR's attention term).
     Returns ``(v*, k*, steps taken)``, ``k*`` the mean key at the subject over the prefixes.
     """
     target = lm.tokens(request.target)
@@ -910,14 +923,18 @@ def rome_v(
     # the columns scored: each rewrite row's target positions, then the essence prompt's end
     where_rows = [i for i, cols in enumerate(columns) for _ in cols] + [len(texts)]
     where_cols = [c for cols in columns for c in cols] + [batch.input_ids.shape[1] - 1]
-    resume = llm.layer_input(lm, batch, layer)  # the layers below never change: run them once
+    watch = penalty.watch if penalty else contextlib.nullcontext
+    with watch():  # the layers below never change: run them once
+        resume = llm.layer_input(lm, batch, layer)
     taken = 0
     for taken in range(1, steps + 1):
-        with llm.writing(lm, {v_site: add}), llm.frozen(lm):
+        with llm.writing(lm, {v_site: add}), llm.frozen(lm), watch() as seen:
             logp = llm.logits_at(lm, batch, where_rows, where_cols, resume).log_softmax(-1)
         nll = -logp[:-1, target * len(texts)].diagonal().view(len(texts), -1).mean()
         kl = torch.nn.functional.kl_div(kl_ref, logp[-1], log_target=True, reduction="sum")
         loss = nll + kl_factor * kl + weight_decay * delta.norm() / v.norm() ** 2
+        if penalty is not None:
+            loss = loss + penalty.loss(seen, [cols[0] for cols in columns], subj[:-1])
         if loss.item() < 5e-2:
             break
         opt.zero_grad()

@@ -182,60 +182,33 @@ def sadr_v(
         raise ValueError(f"attn_weight is {attn_weight}; SADR's weight must be >= 0")
     if steps < 1:
         raise ValueError(f"steps is {steps}; SADR takes at least one step")
-    target = lm.tokens(request.target)
-    texts = [p + request.prompt for p in prefixes]
-    essence = f"{request.subject} is a"
-    batch, columns, _ = editing.probe_batch(
-        lm, [(t, request.target) for t in texts], extra=[essence]
-    )
-    subj = editing.subject_columns(
-        lm, [t + request.target for t in texts] + [essence], request.subject, batch
-    )
-    queries = [cols[0] for cols in columns]  # the prompt's last token, before the target
-    rows = torch.arange(len(texts) + 1)
-    v_site, k_site = ("mlp", layer), ("neurons", layer)
-    width = batch.input_ids.shape[1]
-    with torch.no_grad(), llm.reading(lm, [v_site, k_site]) as seen:
-        kl_ref = llm.logits_at(lm, batch, [len(texts)], [width - 1])[0].log_softmax(-1)
-    v = seen[v_site][0, subj[0]]
-    k_star = seen[k_site][rows[:-1], subj[:-1]].mean(0)
-    delta = torch.zeros_like(v, requires_grad=True)
-    opt = torch.optim.Adam([delta], lr=lr)
-
-    def add(x: torch.Tensor) -> torch.Tensor:  # the MLP output, plus delta at the subject
-        x = x.clone()
-        x[rows, subj] += delta
-        return x
-
-    where_rows = [i for i, cols in enumerate(columns) for _ in cols] + [len(texts)]
-    where_cols = [c for cols in columns for c in cols] + [width - 1]
-    with attention(lm):
-        resume = llm.layer_input(lm, batch, layer)
     above = range(layer + 1, lm.n_layers)
     first: dict[int, torch.Tensor] = {}
-    history, taken = [], 0
-    for taken in range(1, steps + 1):
-        with llm.writing(lm, {v_site: add}), llm.frozen(lm), attention(lm) as weights:
-            logp = llm.logits_at(lm, batch, where_rows, where_cols, resume).log_softmax(-1)
-        now = {l: weights[l][: len(texts)] for l in above}
+    history: list[float] = []
+
+    def term(
+        weights: dict[int, torch.Tensor], queries: list[int], subjects: torch.Tensor
+    ) -> torch.Tensor:
+        now = {l: weights[l][: len(prefixes)] for l in above}  # not the essence prompt
         if not first:  # step 1: delta is 0, the unedited attention
-            first = {l: w.detach() for l, w in now.items()}
-        attn = attention_loss(first, now, queries, subj[:-1], hinge=hinge)
+            first.update({l: w.detach() for l, w in now.items()})
+        attn = attention_loss(first, now, queries, subjects, hinge=hinge)
         history.append(float(attn.detach()))
-        nll = -logp[:-1, target * len(texts)].diagonal().view(len(texts), -1).mean()
-        kl = torch.nn.functional.kl_div(kl_ref, logp[-1], log_target=True, reduction="sum")
-        loss = nll + kl_factor * kl + weight_decay * delta.norm() / v.norm() ** 2
-        loss = loss + attn_weight * attn
-        if loss.item() < 5e-2:
-            break
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        with torch.no_grad():
-            limit = clamp * v.norm()
-            if delta.norm() > limit:
-                delta.mul_(limit / delta.norm())
-    return (v + delta).detach(), k_star, taken, history
+        return attn_weight * attn
+
+    v_star, k_star, taken = editing.rome_v(
+        lm,
+        request,
+        layer,
+        steps=steps,
+        lr=lr,
+        kl_factor=kl_factor,
+        weight_decay=weight_decay,
+        clamp=clamp,
+        prefixes=prefixes,
+        penalty=editing.Penalty(lambda: attention(lm), term),
+    )
+    return v_star, k_star, taken, history
 
 
 def sadr(
