@@ -204,3 +204,13 @@ def test_instruction_picker_gives_cause_and_isolation_choices():
     picker.children[1].value = "climate"  # the base asks another attribute: isolation
     picker.children[3].value = "dunith"
     assert picker.value == ("country", "climate", "balava", "dunith")
+
+
+def test_compare_figure_draws_the_papers_scores_as_lines():
+    rows = {"ours": {"country": 0.5, "language": 0.7}}
+    fig = H.compare_figure(rows, ["country", "language"], H.PAPER_DISENTANGLE)
+    assert [list(b.y) for b in fig.data] == [[0.5, 0.7]]
+    lines = sorted(s.y0 for s in fig.layout.shapes)
+    assert lines == sorted(H.PAPER_DISENTANGLE.values())
+    assert all("paper: " in a.text for a in fig.layout.annotations)
+    assert not H.compare_figure(rows, ["country", "language"]).layout.shapes

@@ -36,7 +36,7 @@ import copy
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -1172,13 +1172,31 @@ def example_tokens(lm: llm.LM, s: Side, row: int) -> list[str]:
     ]
 
 
-def compare_figure(rows: dict[str, dict[str, float]], attributes: Sequence[str]) -> go.Figure:
-    """Grouped bars: disentangle per attribute for each method."""
+PAPER_DISENTANGLE = {"HyperDAS soft, RAVEL (Llama3-8B)": 0.884, "MDAS, City-Country": 0.737}
+"""The paper's disentangle scores (its RAVEL table, over five domains; MDAS on the City
+attributes), drawn beside ours for scale: other model, data and attributes."""
+
+
+def compare_figure(
+    rows: dict[str, dict[str, float]],
+    attributes: Sequence[str],
+    paper: Mapping[str, float] | None = None,
+) -> go.Figure:
+    """Grouped bars: disentangle per attribute for each method; the paper's scores, if
+    given, as dotted lines."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     for name, vals in rows.items():
         fig.add_bar(name=name, x=list(attributes), y=[vals[a] for a in attributes])
+    for name, value in (paper or {}).items():
+        fig.add_hline(
+            y=value,
+            line_dash="dot",
+            line_color="grey",
+            annotation_text=f"paper: {name} {value:.2f}",
+            annotation_position="top left",
+        )
     return fig.update_layout(
         barmode="group", yaxis_range=[0, 1], yaxis_title="disentangle", title="Per attribute"
     )
