@@ -62,14 +62,21 @@ def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeyp
 
 
 def test_a_chapter_that_raises_fails_the_build_with_its_name(tmp_path):
-    marker = tmp_path / "good-ran"  # bad raises only after good has run: no race
-    good = _notebook(tmp_path, "good", f"open({str(marker)!r}, 'w').close()")
+    record = tmp_path / "record.json"  # bad raises once the build has recorded good done
+    good = _notebook(tmp_path, "good", "x = 1")
     bad = _notebook(
         tmp_path,
         "bad",
-        "import os, time\n"
-        f"while not os.path.exists({str(marker)!r}):\n    time.sleep(0.1)\n"
-        "time.sleep(3)\nraise ValueError('no such')",
+        "import json, time\n"
+        "def good_done():\n"
+        "    try:\n"
+        f"        chapters = json.load(open({str(record)!r}))['chapters']\n"
+        "    except (OSError, ValueError):\n"
+        "        return False\n"
+        "    return any(c['slug'] == 'good' and c['state'] == 'done' for c in chapters)\n"
+        "while not good_done():\n"
+        "    time.sleep(0.1)\n"
+        "raise ValueError('no such')",
     )
     slow = _notebook(tmp_path, "slow", "import time\ntime.sleep(120)")
     later = _notebook(tmp_path, "later", "x = 1")
