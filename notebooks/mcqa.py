@@ -736,8 +736,11 @@ core.claims_table();
 # * **Seeds.** The book runs one seed, and the step at which the tiny model leaves its
 #   plateau (a loss near $\ln 4$: it answers with one of the four shown symbols, not
 #   yet the right one) depends on it; training to the criterion absorbs that, up to
-#   `tiny_max_steps`. The printout above gives this seed's step. To see the spread,
-#   sweep the seed (every tiny claim is recorded per seed):
+#   `tiny_max_steps`. The printout above gives this seed's step. The tiny model's
+#   mechanism also changes with the seed: in our sweep of five other seeds, the
+#   localisation, the sparse heads and the logit-difference trend each held at some
+#   seeds and missed at others, so read this page's tiny claims as one draw. To see
+#   the spread, sweep the seed (every claim is recorded per seed):
 #   `python -m iclr25 sweep mcqa -g seed=1,2,3,4,5`.
 #
 # ## Going further
