@@ -230,6 +230,22 @@ def test_train_epoch_is_one_epoch_of_train_and_returns_its_mean_loss():
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
 
+def test_train_epoch_clips_and_steps_a_schedule_after_every_step():
+    model = torch.nn.Linear(2, 1, bias=False)
+    torch.nn.init.zeros_(model.weight)
+    optimiser = torch.optim.SGD(model.parameters(), lr=1.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda k: 0.5**k)
+    batches = [torch.tensor([[30.0, 40.0]])] * 3  # loss -50 w.x: gradient norm 50 each step
+
+    def loss(m, x):
+        return -50 * m(x).sum()
+
+    core.train_epoch(model, optimiser, lambda: batches, loss, clip=1.0, schedule=schedule)
+    # clipped to norm 1 along (0.6, 0.8), at rates 1, 0.5, 0.25: 1.75 in all
+    assert model.weight.detach().squeeze().tolist() == pytest.approx([0.6 * 1.75, 0.8 * 1.75])
+    assert schedule.last_epoch == 3
+
+
 def test_train_names_the_accepted_optimizers():
     with pytest.raises(ValueError, match="unknown optimizer 'adam'; accepted: adamw, sgd"):
         core.train(torch.nn.Linear(1, 1), list, None, epochs=1, lr=0.1, optimizer="adam")

@@ -336,6 +336,11 @@ def test_train_tiny_learns_caches_and_keeps_checkpoints(tmp_path, monkeypatch):
             for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values())
         )
     answers_only = llm.train_tiny("cycle", llm.words(texts), sample, loss_after="a b", **kwargs)
+    batch = llm.encode(run.lm, ["a b c d", "b c d a"])
+    logp = run.lm.model(**batch.inputs()).logits.log_softmax(-1)
+    after_cue = -logp[0, 1, run.lm.token_id("c")]  # "a b" is followed by "c" in row 0 only
+    cue = run.lm.tokens("a b")
+    assert torch.allclose(llm.cue_loss(run.lm.model, batch, cue), after_cue)
     assert answers_only.loss[-1] < 0.2 and len(list(tmp_path.glob("cycle-*.pt"))) == 2
     with pytest.raises(ValueError, match="multiple of checkpoints"):
         llm.train_tiny("cycle", llm.words(texts), sample, **{**kwargs, "steps": 50})

@@ -440,18 +440,29 @@ def train_epoch(
     optimiser: torch.optim.Optimizer,
     batches: Callable[[], Iterable[Any]],
     loss_fn: Callable[[torch.nn.Module, Any], torch.Tensor],
+    *,
+    clip: float | None = None,
+    schedule: torch.optim.lr_scheduler.LRScheduler | None = None,
 ) -> float:
     """One pass of ``batches()``, an optimiser step per batch, in train mode; the model is
-    left in eval mode. Returns the epoch's mean loss. :func:`train` repeats it; a chapter
-    whose loop decides after each epoch (train to an accuracy, keep the best validation
-    epoch, time epochs against each other) calls it directly."""
+    left in eval mode. Returns the epoch's mean loss. ``clip`` caps the gradients' global
+    norm; ``schedule`` steps after every optimiser step (a per-step rate, e.g. a warm-up).
+    :func:`train` repeats it; a chapter whose loop decides after each epoch (train to an
+    accuracy, keep the best validation epoch, time epochs against each other) calls it
+    directly."""
+    import torch
+
     model.train()
     losses = []
     for batch in batches():
         optimiser.zero_grad()
         loss = loss_fn(model, batch)
         loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         optimiser.step()
+        if schedule is not None:
+            schedule.step()
         losses.append(loss.item())
     model.eval()
     return float(np.mean(losses))

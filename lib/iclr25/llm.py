@@ -379,6 +379,20 @@ class TinyRun:
         return self.checkpoints[-1][1]
 
 
+def cue_loss(model: torch.nn.Module, batch: Batch, cue: Sequence[int] = ()) -> torch.Tensor:
+    """Next-token cross-entropy over the batch's tokens or, given a ``cue`` (token ids,
+    e.g. of ``"Answer:"``), over only the tokens whose preceding tokens are the cue."""
+    keep = batch.attention_mask == 1
+    if cue:
+        ids, after = batch.input_ids, torch.zeros_like(keep)
+        ends = torch.ones_like(keep[:, len(cue) :])
+        for j, t in enumerate(cue):
+            ends &= ids[:, j : ids.shape[1] - len(cue) + j] == t
+        after[:, len(cue) :] = ends
+        keep &= after
+    return model(**batch.inputs(), labels=batch.input_ids.masked_fill(~keep, -100)).loss
+
+
 def train_tiny(
     name: str,
     vocabulary: Sequence[str],
@@ -441,15 +455,7 @@ def train_tiny(
         cue = lm.tokens(loss_after) if loss_after else []
 
         def loss(model: torch.nn.Module, batch: Batch) -> torch.Tensor:
-            keep = batch.attention_mask == 1
-            if cue:  # only the tokens whose preceding tokens are the cue
-                ids, after = batch.input_ids, torch.zeros_like(keep)
-                ends = torch.ones_like(keep[:, len(cue) :])
-                for j, t in enumerate(cue):
-                    ends &= ids[:, j : ids.shape[1] - len(cue) + j] == t
-                after[:, len(cue) :] = ends
-                keep &= after
-            return model(**batch.inputs(), labels=batch.input_ids.masked_fill(~keep, -100)).loss
+            return cue_loss(model, batch, cue)
 
         with core.threads(threads):
             history = core.train(

@@ -664,18 +664,6 @@ def tiny_corpus(rng: np.random.Generator, n: int) -> list[str]:
     return texts
 
 
-def _answer_loss(lm: llm.LM, batch: llm.Batch) -> torch.Tensor:
-    """Cross-entropy on the token right after each ``Answer:`` (the answer symbols)."""
-    ids = batch.input_ids
-    cue = lm.tokens("Answer:")
-    keep = torch.zeros_like(ids, dtype=torch.bool)
-    ends = torch.ones_like(ids[:, len(cue) :], dtype=torch.bool)
-    for j, t in enumerate(cue):
-        ends &= ids[:, j : ids.shape[1] - len(cue) + j] == t
-    keep[:, len(cue) :] = ends & (batch.attention_mask[:, len(cue) :] == 1)
-    return lm.model(**batch.inputs(), labels=ids.masked_fill(~keep, -100)).loss
-
-
 def post_solve_steps(solved: int, every: int, n: int) -> list[int]:
     """Log-spaced checkpoints after the solving step: ``solved + every * 2**k``, k < n."""
     return [solved + every * 2**k for k in range(n)]
@@ -734,43 +722,39 @@ def train_tiny(
         lm.model.to(device)
         data, held_out = np.random.default_rng(seed), np.random.default_rng([seed, 1])
         validation = colours_items(n_val, held_out, typical=False)
+        cue = lm.tokens("Answer:")  # the loss is on the answer symbols only
         optimiser = torch.optim.AdamW(lm.model.parameters(), lr=lr, weight_decay=0.0)
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimiser, lambda k: min(1.0, (k + 1) / max(warmup, 1))
         )
         record: dict = {"steps": [], "ABCD": [], "QZRX": [], "ld": [], "loss": []}
-        stops: list[int] = list(range(0, max_steps + 1, every))
-        solved, step, losses = None, 0, []
+        stops, solved, step, loss = list(range(every, max_steps + 1, every)), None, 0, np.nan
         bar = tqdm(total=max_steps, desc="training mcqa-tiny", disable=not progress)
         with core.threads(1):
-            while stops:
-                if step == stops[0]:
-                    stops.pop(0)
-                    lm.model.eval()
-                    with torch.no_grad():
-                        for symbols in SYMBOLS:
-                            scores = lettered_scores(lm, validation, symbols)
-                            record[symbols].append(accuracy(scores, validation))
-                            if symbols == "ABCD":
-                                record["ld"].append(logit_difference(scores, validation))
-                    record["steps"].append(step)
-                    record["loss"].append(float(np.mean(losses)) if losses else float("nan"))
-                    losses = []
-                    lm.model.train()
-                    if solved is None and record["ABCD"][-1] >= CRITERION:
-                        solved, stops = step, post_solve_steps(step, every, after)
-                        bar.total = stops[-1]
-                    if not stops:
-                        break
-                optimiser.zero_grad()
-                loss = _answer_loss(lm, llm.encode(lm, tiny_corpus(data, batch_size)))
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(lm.model.parameters(), 1.0)
-                optimiser.step()
-                schedule.step()
-                losses.append(loss.item())
-                step += 1
-                bar.update()
+            while True:
+                with torch.no_grad():  # validation (train_epoch leaves eval mode)
+                    for symbols in SYMBOLS:
+                        scores = lettered_scores(lm, validation, symbols)
+                        record[symbols].append(accuracy(scores, validation))
+                        if symbols == "ABCD":
+                            record["ld"].append(logit_difference(scores, validation))
+                record["steps"].append(step)
+                record["loss"].append(float(loss))
+                if solved is None and record["ABCD"][-1] >= CRITERION:
+                    solved, stops = step, post_solve_steps(step, every, after)
+                    bar.total = stops[-1]
+                if not stops:
+                    break
+                n, step = stops[0] - step, stops.pop(0)
+                loss = core.train_epoch(
+                    lm.model,
+                    optimiser,
+                    lambda n=n: (llm.encode(lm, tiny_corpus(data, batch_size)) for _ in range(n)),
+                    lambda model, batch: llm.cue_loss(model, batch, cue),
+                    clip=1.0,
+                    schedule=schedule,
+                )
+                bar.update(n)
         bar.close()
         state = {k: v.detach().cpu().clone() for k, v in lm.model.state_dict().items()}
         return {"state": state, "record": record, "solved": -1 if solved is None else solved}
