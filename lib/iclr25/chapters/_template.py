@@ -12,7 +12,8 @@ z = (a_hat - a) / se is standard normal.
 
 Contents, in reading order: the method (the functions the notebook shows with
 ``literalinclude``), then the chapter's ``PARAMETERS`` and ``SMOKE``, then its
-claims' ``BOUNDS`` and ``KNOWN_GAPS``, both written before the first run. A real
+``CLAIMS`` registry, written before the first run: one claim of each form (a setup
+claim, a point check, an estimate with an interval against a control). A real
 chapter ends with a ``Figures`` section for figure builders over about 15 lines.
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr25.core import Bound, Param
+from iclr25.core import Bound, ClaimSpec, Margin, Param
 
 # ---------------------------------------------------------------------------
 # The method: what the notebook shows from source. Docstrings give the equation.
@@ -56,15 +57,44 @@ SMOKE = {"n": 50}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
 # ---------------------------------------------------------------------------
-# The claims: the numbers that decide them, fixed before the run.
+# The claims: one registry, fixed before the run. The notebook passes only the
+# evidence: core.claim(id, value=...) or core.claim(id, estimate=...).
 # ---------------------------------------------------------------------------
 
-BOUNDS: dict[str, Bound | dict[str, Bound]] = {
-    # z = (a_hat - a) / se is standard normal: |z| <= 3 but for 0.3% of the draws
-    "slope-recovered": Bound(ge=-3, le=3),
+CLAIMS: dict[str, ClaimSpec] = {
+    # A setup claim: the experiment is in the regime the method describes (here: the
+    # residuals have the noise level that the standard error assumes).
+    "noise-level": ClaimSpec(
+        "The fit's residual standard deviation is within 10% of the noise sigma",
+        kind="setup",
+        rule=Bound(ge=0.9, le=1.1),
+        control="sigma, the noise the data were drawn with",
+    ),
+    # A point check: z = (a_hat - a) / se is standard normal, so |z| <= 3 but for 0.3%
+    # of the draws.
+    "slope-recovered": ClaimSpec(
+        "Least squares recovers the slope to within three standard errors",
+        paper="the slope estimate is unbiased with standard error sigma / (sd(x) sqrt(n)) "
+        "(Gauss-Markov)",
+        rule=Bound(ge=-3, le=3),
+        control="the true slope a",
+        rests_on=("noise-level",),
+    ),
+    # An estimate with an interval against a control: on held-out points, the fitted
+    # line's squared error is below the intercept-only fit's (a method that learns no
+    # slope), by a paired bootstrap over the points.
+    "beats-intercept": ClaimSpec(
+        "On held-out points, the fitted line's squared error is lower than the "
+        "intercept-only fit's",
+        paper="least squares explains the variance a^2 var(x) that the mean leaves",
+        rule=Margin(
+            above=0.1,
+            why="a tenth of the default noise variance: a smaller gain is not worth a slope",
+        ),
+        control="the intercept-only fit (the mean of y)",
+        rests_on=("noise-level",),
+    ),
 }
-"""Claim id -> the bound(s) its measured value must meet."""
-
-KNOWN_GAPS: dict[str, str] = {}
-"""Claim id -> why the claim cannot show at the book's scale, written before the run
-(what our scale or data lacks, and what would show it). The template has none."""
+"""Claim id -> what the claim says, what decides it and what it is measured against.
+A claim expected to miss at the book's scale declares ``gap=Gap(diagnosis)`` here,
+before the run; the template has none."""

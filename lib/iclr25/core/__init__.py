@@ -13,8 +13,9 @@ renderer. The rest of this module is what chapters share:
 * :func:`plot` -- one or more y series against x as a plotly line figure;
 * :func:`explore` -- a live ipywidgets control and its static plotly-slider twin;
 * :func:`claim`, :func:`claims_table`, :func:`read_claims` -- the claims a chapter
-  tests, decided by its module's ``BOUNDS`` (:class:`Bound`) and ``KNOWN_GAPS``, shown as
-  a table and recorded in the executed notebook for the tests and the scoreboard;
+  tests, decided by its module's ``CLAIMS`` registry of :class:`ClaimSpec` entries
+  (:mod:`iclr25.core.claims`), shown as a table and recorded in the executed notebook
+  for the tests and the scoreboard; :mod:`iclr25.core.stats` gives their intervals;
 * :func:`alternate` -- methods timed in alternation (A, B, A, B), wall and CPU time.
 
 Only the plotly renderer, the claim record and the alternating timer are written by
@@ -42,6 +43,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from iclr25.core import claims, stats
+from iclr25.core.claims import (
+    AFTER_THE_RUN,
+    CLAIM_MIME,
+    KINDS,
+    OUTCOMES,
+    STATUSES,
+    Bound,
+    Claim,
+    ClaimSpec,
+    Gap,
+    Margin,
+    book_problems,
+    check_bound,
+    claim,
+    claim_from_record,
+    claim_rows,
+    claims_table,
+    counts,
+    describe_rule,
+    format_value,
+    json_value,
+    read_claims,
+    tally,
+)
 
 if TYPE_CHECKING:  # torch is imported lazily: `python -m iclr25 list` should be quick
     import plotly.graph_objects as go
@@ -216,9 +243,6 @@ def get_device(device: str = "auto") -> torch.device:
 # The chapter entry point
 # ---------------------------------------------------------------------------------
 
-_CURRENT: dict[str, Any] = {"slug": None, "claims": [], "bounds": {}, "known_gaps": {}}
-
-
 def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
     """Start chapter ``slug`` from its notebook's namespace (pass ``globals()``).
 
@@ -226,7 +250,7 @@ def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
     papermill injected) against ``iclr25.chapters.<slug>.PARAMETERS``: an unknown name, a wrong
     type or an out-of-range value stops the run with one line. Then seeds everything,
     installs the offline plotly renderer and starts a fresh claims record, decided by the
-    module's ``BOUNDS`` and ``KNOWN_GAPS``. Returns the
+    module's ``CLAIMS`` registry (:mod:`iclr25.core.claims`). Returns the
     parameters as attributes, plus ``rng`` (a seeded NumPy generator) and
     ``torch_device`` (the resolved device).
     """
@@ -235,7 +259,7 @@ def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
     module = toc.get(slug).module()
     params = validate(module.PARAMETERS, _notebook_parameters(namespace), complete=True)
     use_offline_plotly()
-    _CURRENT.update(slug=slug, claims=[], bounds=module.BOUNDS, known_gaps=module.KNOWN_GAPS)
+    claims.start(slug, module.CLAIMS)
     rng = seed_everything(int(params["seed"]))
     return types.SimpleNamespace(**params, rng=rng, torch_device=get_device(str(params["device"])))
 
@@ -613,287 +637,6 @@ def explore(
     )
     display(widgets.VBox([note, *pickers, control, out]))
     twin.show()
-
-
-# ---------------------------------------------------------------------------------
-# Claims
-# ---------------------------------------------------------------------------------
-
-CLAIM_MIME = "application/vnd.iclr25.claim+json"
-KINDS = ("paper", "setup")
-STATUSES = ("holds", "known gap", "FAILED", "holds, gap declared")
-
-
-@dataclass(frozen=True)
-class Bound:
-    """A threshold fixed before the run: a value holds if it is ``> gt``, ``>= ge``,
-    ``< lt`` and ``<= le`` (those that are set). A sequence of values holds if each does;
-    NaN never holds."""
-
-    ge: float | None = None
-    gt: float | None = None
-    le: float | None = None
-    lt: float | None = None
-
-    def __post_init__(self) -> None:
-        if all(v is None for v in (self.ge, self.gt, self.le, self.lt)):
-            raise ValueError("a Bound needs at least one of ge, gt, le, lt")
-
-    def __call__(self, value: float | Sequence[float]) -> bool:
-        values = [float(v) for v in np.ravel(np.asarray(value, dtype=float))]
-        if not values:
-            raise ValueError("a Bound checks at least one value, got none")
-        tests = [
-            (self.ge, lambda v, b: v >= b),
-            (self.gt, lambda v, b: v > b),
-            (self.le, lambda v, b: v <= b),
-            (self.lt, lambda v, b: v < b),
-        ]
-        return all(op(v, b) for v in values for b, op in tests if b is not None)
-
-    def __str__(self) -> str:
-        signs = (("≥", self.ge), (">", self.gt), ("≤", self.le), ("<", self.lt))
-        return ", ".join(f"{sign} {b:g}" for sign, b in signs if b is not None)
-
-
-BoundSpec = Bound | Mapping[str, Bound]
-
-AFTER_THE_RUN = (
-    "Declared after the first book run of the redesigned experiment missed it: a claim "
-    "that fails after a redesign is a known gap with a real diagnosis, or its experiment "
-    "is fixed (the claims issue, #14)."
-)
-"""How a ``KNOWN_GAPS`` diagnosis opens when it was written after the run that missed,
-so that the reader sees which gaps were predicted and which were not."""
-
-
-def describe_bound(spec: BoundSpec) -> str:
-    """A claim's bound in words: ``"≥ 10"``, or ``"slope ≥ -0.75, ≤ -0.25; R² > 0.9"``."""
-    if isinstance(spec, Bound):
-        return str(spec)
-    return "; ".join(f"{name} {bound}" for name, bound in spec.items())
-
-
-def check_bound(spec: BoundSpec, value: Any) -> bool:
-    """Whether ``value`` meets ``spec``: a :class:`Bound` takes a number or a sequence of
-    numbers; a mapping of named bounds takes a mapping with the same names."""
-    if isinstance(spec, Bound):
-        return spec(value)
-    if not isinstance(value, Mapping) or set(value) != set(spec):
-        raise ValueError(
-            f"this claim's bound names {sorted(spec)}; its value must be a "
-            f"mapping with exactly those keys, got {value!r}"
-        )
-    return all(bound(value[name]) for name, bound in spec.items())
-
-
-@dataclass
-class Claim:
-    """One claim as a chapter tests it, and what became of it.
-
-    ``kind`` is ``"paper"`` (the paper claims it; ``paper`` gives its figure) or
-    ``"setup"`` (our experiment can test the paper at all). ``holds`` is decided by the
-    module's ``BOUNDS[id]``, shown as ``bound``; ``diagnosis`` is the module's
-    ``KNOWN_GAPS[id]``, written before the run; ``value`` is the measurement the bound
-    judged, as JSON (:func:`json_value`). ``status`` follows from the two:
-
-    ============  ====================  ===========================
-    holds         declared gap          status
-    ============  ====================  ===========================
-    yes           no                    ``holds``
-    no            yes                   ``known gap``
-    no            no                    ``FAILED``
-    yes           yes                   ``holds, gap declared`` (stale: remove it)
-    ============  ====================  ===========================
-    """
-
-    chapter: str
-    id: str
-    kind: str
-    statement: str
-    paper: str
-    measured: str
-    bound: str
-    holds: bool
-    diagnosis: str | None = None
-    value: Any = None
-    status: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(
-                f"claim {self.id!r} has kind {self.kind!r}; accepted: {', '.join(KINDS)}"
-            )
-        declared = self.diagnosis is not None
-        self.status = (
-            ("holds, gap declared" if declared else "holds")
-            if self.holds
-            else ("known gap" if declared else "FAILED")
-        )
-
-
-_STATUS_STYLE = {
-    "holds": "color:#1a7f37",
-    "known gap": "color:#9a6700",
-    "FAILED": "color:#cf222e;font-weight:bold",
-    "holds, gap declared": "color:#cf222e",
-}
-
-
-def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
-    """Claims as an HTML table: id, kind, statement, the paper's figure, ours, the bound,
-    the status (with the declared diagnosis of a gap)."""
-    rows = []
-    for c in claims:
-        note = (
-            f"<details><summary>diagnosis</summary><small>{html.escape(c.diagnosis)}"
-            "</small></details>"
-            if c.diagnosis
-            else ""
-        )
-        first = f"<td>{html.escape(c.chapter)}</td>" if chapter_column else ""
-        rows.append(
-            f"<tr>{first}<td><code>{html.escape(c.id)}</code></td><td>{c.kind}</td>"
-            f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
-            f"<td>{html.escape(c.measured)}</td><td>{html.escape(c.bound)}</td>"
-            f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{note}</td></tr>"
-        )
-    columns = {"chapter": 9} if chapter_column else {}
-    columns |= {
-        "claim": 15,
-        "kind": 8,
-        "statement": 21,
-        "paper": 17,
-        "measured here": 20,
-        "bound": 9,
-        "status": 10,
-    }
-    total = sum(columns.values())
-    widths = "".join(f"<col style='width: {100 * w / total:.1f}%'>" for w in columns.values())
-    head = "".join(f"<th>{h}</th>" for h in columns)
-    return (
-        f"<table class='iclr25-claims'><colgroup>{widths}</colgroup>"
-        f"<thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
-
-
-def format_value(value: Any) -> str:
-    """A claim's value in a few characters: ``0.8123``, ``[0.1, 0.2]``, ``r2 0.95; slope -1``."""
-    if isinstance(value, Mapping):
-        return "; ".join(f"{k} {format_value(v)}" for k, v in value.items())
-    if np.ndim(value):
-        return "[" + ", ".join(f"{float(v):.4g}" for v in np.ravel(value)) + "]"
-    return f"{float(value):.4g}"
-
-
-def json_value(value: Any) -> Any:
-    """A claim's value as JSON: a number, a list of numbers, or a mapping of those; NaN
-    (which JSON lacks) is ``None``."""
-    if isinstance(value, Mapping):
-        return {str(k): json_value(v) for k, v in value.items()}
-    if np.ndim(value):
-        return [json_value(v) for v in np.ravel(value)]
-    number = float(value)
-    return None if np.isnan(number) else number
-
-
-def claim(
-    id: str,
-    statement: str,
-    *,
-    kind: str,
-    paper: str,
-    value: Any,
-    measured: str | None = None,
-    **refused: Any,
-) -> Claim:
-    """Record and show one claim: the paper's figure beside ours, and whether it holds.
-
-    ``value`` is what this run measured; the chapter module's ``BOUNDS[id]`` decides
-    whether it holds (:func:`check_bound`). ``measured`` says it in words (default: the
-    value). A claim expected to miss at our scale is declared, with its diagnosis, in the
-    module's ``KNOWN_GAPS`` before the run: a gap cannot be passed here.
-    """
-    from IPython.display import display
-
-    if refused:
-        raise TypeError(
-            f"claim() got {', '.join(map(repr, refused))}; it takes no gap: "
-            "declare a known gap in the chapter module's KNOWN_GAPS before the run"
-        )
-    if _CURRENT["slug"] is None:
-        raise RuntimeError("claim() before chapter(): start the chapter first")
-    bounds, gaps = _CURRENT["bounds"], _CURRENT["known_gaps"]
-    if id not in bounds:
-        raise KeyError(
-            f"claim {id!r} has no entry in iclr25.chapters.{_CURRENT['slug']}.BOUNDS; "
-            f"its bounds: {', '.join(bounds) or 'none'}"
-        )
-    if measured is None:
-        measured = format_value(value)
-    c = Claim(
-        _CURRENT["slug"],
-        id,
-        kind,
-        statement,
-        paper,
-        measured,
-        describe_bound(bounds[id]),
-        bool(check_bound(bounds[id], value)),
-        gaps.get(id),
-        json_value(value),
-    )
-    _CURRENT["claims"].append(c)
-    display({"text/html": claim_rows([c]), CLAIM_MIME: asdict(c)}, raw=True)
-    return c
-
-
-def claims_table() -> list[Claim]:
-    """Show every claim recorded so far in this chapter as one table; return them."""
-    from IPython.display import HTML, display
-
-    claims: list[Claim] = list(_CURRENT["claims"])
-    counts = {s: sum(c.status == s for c in claims) for s in STATUSES}
-    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    display(HTML(f"<p><strong>{len(claims)} claims:</strong> {summary}</p>{claim_rows(claims)}"))
-    return claims
-
-
-def read_claims(notebook: str | Path | Mapping[str, Any]) -> list[Claim]:
-    """The claims recorded in an executed notebook (a path or an nbformat dict)."""
-    if not isinstance(notebook, Mapping):
-        notebook = json.loads(Path(notebook).read_text())
-    found = []
-    for cell in notebook["cells"]:
-        for output in cell.get("outputs", []):
-            record = output.get("data", {}).get(CLAIM_MIME)
-            if record is not None:
-                found.append(claim_from_record(record))
-    return found
-
-
-def claim_from_record(record: Mapping[str, Any]) -> Claim:
-    """A :class:`Claim` from its JSON record (``status`` is computed again, not trusted)."""
-    fields = {k: v for k, v in record.items() if k != "status"}
-    return Claim(**fields)
-
-
-def book_problems(claims: Sequence[Claim], known_gaps: Mapping[str, str]) -> list[str]:
-    """What a book-mode run must not have: a FAILED claim, a stale gap declaration, or a
-    declaration that names no claim of the run. Empty when the run is in order."""
-    problems = [
-        f"{c.chapter}/{c.id}: {c.status} (measured {c.measured}; bound {c.bound})"
-        for c in claims
-        if c.status in ("FAILED", "holds, gap declared")
-    ]
-    ran = {c.id for c in claims}
-    problems += [
-        f"KNOWN_GAPS declares {gap!r}, which no claim of the run has"
-        for gap in known_gaps
-        if gap not in ran
-    ]
-    return problems
 
 
 # ---------------------------------------------------------------------------------

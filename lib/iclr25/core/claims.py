@@ -1,0 +1,561 @@
+"""The claims a chapter tests: one registry per chapter, the evidence from its notebook.
+
+A chapter module holds ``CLAIMS``: claim id -> :class:`ClaimSpec`, written before the
+run. Each entry gives the statement, its kind (``paper`` or ``setup``), the paper's
+figure, the rule that decides it, the control it is measured against, the setup claims
+it rests on and, where a miss is expected at our scale, the declared :class:`Gap`. The
+notebook passes only the evidence::
+
+    core.claim("locality-better", estimate=stats.paired_difference(fine, rome))
+    core.claim("slope-recovered", value=z, measured=f"z = {z:.2f}")
+
+Two kinds of rule decide a claim:
+
+* :class:`Margin` -- an estimate with a 95% interval (:mod:`iclr25.core.stats`) against
+  the smallest effect worth reporting: ``holds`` when the interval lies beyond the
+  margin, ``contradicted`` when it lies wholly on the control's side of it,
+  ``inconclusive`` when it straddles it;
+* :class:`Bound` -- a point check (an exact count, an oracle, one number): ``holds`` or
+  ``contradicted``.
+
+A paper claim whose setup claim missed is ``inconclusive``, whatever its number: it
+cannot hold on an experiment that did not reach the paper's regime. A miss with a
+declared gap is a ``known gap``; an undeclared miss is ``FAILED`` and fails the build.
+
+Written by hand: no library records paper-versus-measured claims with their rules.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from iclr25.core.stats import Estimate
+
+CLAIM_MIME = "application/vnd.iclr25.claim+json"
+KINDS = ("paper", "setup")
+OUTCOMES = ("holds", "contradicted", "inconclusive")
+STATUSES = ("holds", "inconclusive", "known gap", "FAILED", "holds, gap declared")
+
+AFTER_THE_RUN = "Declared after a book run had missed this claim."
+"""The line that opens the diagnosis of a gap declared after the run that missed it, so
+that a reader sees which gaps were predicted and which were not."""
+
+
+# ---------------------------------------------------------------------------------
+# Rules
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A point check: a value holds if it is ``> gt``, ``>= ge``, ``< lt`` and ``<= le``
+    (those that are set). A sequence of values holds if each does; NaN never holds."""
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+    def __post_init__(self) -> None:
+        if all(v is None for v in (self.ge, self.gt, self.le, self.lt)):
+            raise ValueError("a Bound needs at least one of ge, gt, le, lt")
+
+    def __call__(self, value: float | Sequence[float]) -> bool:
+        values = [float(v) for v in np.ravel(np.asarray(value, dtype=float))]
+        if not values:
+            raise ValueError("a Bound checks at least one value, got none")
+        tests = [
+            (self.ge, lambda v, b: v >= b),
+            (self.gt, lambda v, b: v > b),
+            (self.le, lambda v, b: v <= b),
+            (self.lt, lambda v, b: v < b),
+        ]
+        return all(op(v, b) for v in values for b, op in tests if b is not None)
+
+    def __str__(self) -> str:
+        signs = (("≥", self.ge), (">", self.gt), ("≤", self.le), ("<", self.lt))
+        return ", ".join(f"{sign} {b:g}" for sign, b in signs if b is not None)
+
+
+@dataclass(frozen=True)
+class Margin:
+    """An estimate's 95% interval against the smallest effect worth reporting.
+
+    ``above=m``: the claim holds when the whole interval lies above ``m`` and is
+    contradicted when the whole interval lies below it; ``below=m`` the other way round.
+    An interval that contains ``m`` (or is NaN) is inconclusive. ``why`` gives the
+    margin's reason: the paper's own effect size where it is known.
+    """
+
+    above: float | None = None
+    below: float | None = None
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.above is None) == (self.below is None):
+            raise ValueError("a Margin needs exactly one of above, below")
+        if not self.why:
+            raise ValueError("a Margin says why it is the smallest effect worth reporting")
+
+    def decide(self, low: float, high: float) -> str:
+        """``holds``, ``contradicted`` or ``inconclusive`` for the interval [low, high]."""
+        if np.isnan(low) or np.isnan(high):
+            return "inconclusive"
+        if self.above is not None:
+            return "holds" if low > self.above else "contradicted" if high < self.above else (
+                "inconclusive"
+            )
+        return "holds" if high < self.below else "contradicted" if low > self.below else (
+            "inconclusive"
+        )
+
+    def __str__(self) -> str:
+        side = f"> {self.above:g}" if self.above is not None else f"< {self.below:g}"
+        return f"95% interval {side} ({self.why})"
+
+
+Rule = Bound | Mapping[str, Bound] | Margin
+
+
+def describe_rule(rule: Rule) -> str:
+    """A rule in words: ``"≥ 10"``, ``"slope ≥ -0.75, ≤ -0.25; R² > 0.9"``, or a margin."""
+    if isinstance(rule, (Bound, Margin)):
+        return str(rule)
+    return "; ".join(f"{name} {bound}" for name, bound in rule.items())
+
+
+def check_bound(rule: Bound | Mapping[str, Bound], value: Any) -> bool:
+    """Whether ``value`` meets a point rule: a :class:`Bound` takes a number or a sequence
+    of numbers; a mapping of named bounds takes a mapping with the same names."""
+    if isinstance(rule, Bound):
+        return rule(value)
+    if not isinstance(value, Mapping) or set(value) != set(rule):
+        raise ValueError(
+            f"this claim's rule names {sorted(rule)}; its value must be a "
+            f"mapping with exactly those keys, got {value!r}"
+        )
+    return all(bound(value[name]) for name, bound in rule.items())
+
+
+# ---------------------------------------------------------------------------------
+# The registry
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A miss expected at our scale: why, and what would show the claim. ``after_run``
+    marks a gap declared after a book run had missed the claim."""
+
+    diagnosis: str
+    after_run: bool = False
+
+    @property
+    def text(self) -> str:
+        return f"{AFTER_THE_RUN} {self.diagnosis}" if self.after_run else self.diagnosis
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """One entry of a chapter's ``CLAIMS``, fixed before the run.
+
+    ``statement``: the claim in words. ``rule``: what decides it. ``control``: what it is
+    measured against, which would not pass if the method did nothing. ``kind``:
+    ``paper`` (``paper`` then gives the paper's figure) or ``setup`` (the experiment
+    reached the regime the paper describes). ``rests_on``: the setup claims it needs.
+    ``gap``: the declared gap, if a miss is expected.
+    """
+
+    statement: str
+    rule: Rule
+    control: str
+    kind: str = "paper"
+    paper: str = ""
+    rests_on: tuple[str, ...] = ()
+    gap: Gap | None = None
+
+
+def check_registry(slug: str, registry: Mapping[str, ClaimSpec]) -> None:
+    """Refuse a registry that cannot decide its claims, with one line naming the entry."""
+    where = f"iclr25.chapters.{slug}.CLAIMS"
+    if not isinstance(registry, Mapping) or not registry:
+        raise TypeError(f"{where} must be a non-empty dict of claim id -> ClaimSpec")
+    for cid, spec in registry.items():
+        if not isinstance(spec, ClaimSpec):
+            raise TypeError(f"{where}[{cid!r}] is a {type(spec).__name__}, not a ClaimSpec")
+        if spec.kind not in KINDS:
+            raise ValueError(f"{where}[{cid!r}] has kind {spec.kind!r}; accepted: paper, setup")
+        if spec.kind == "paper" and not spec.paper:
+            raise ValueError(f"{where}[{cid!r}] is a paper claim without the paper's figure")
+        if not spec.statement or not spec.control:
+            raise ValueError(f"{where}[{cid!r}] needs a statement and a control")
+        rule = spec.rule
+        named = rule.values() if isinstance(rule, Mapping) else [rule]
+        if not named or not all(isinstance(r, (Bound, Margin)) for r in named) or (
+            isinstance(rule, Mapping) and any(isinstance(r, Margin) for r in named)
+        ):
+            raise TypeError(
+                f"{where}[{cid!r}].rule must be a Bound, a dict of Bounds, or a Margin"
+            )
+        for other in spec.rests_on:
+            if other not in registry or registry[other].kind != "setup":
+                raise ValueError(
+                    f"{where}[{cid!r}] rests on {other!r}, which is not a setup claim of "
+                    f"the registry"
+                )
+
+
+# ---------------------------------------------------------------------------------
+# What a run made of a claim
+# ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Claim:
+    """One claim as a chapter tested it, and what became of it.
+
+    ``outcome`` is what the rule made of the evidence (``holds``, ``contradicted``,
+    ``inconclusive``); ``blocked_by`` lists the setup claims it rests on that missed.
+    ``status`` follows:
+
+    ================  ============  ============  =========================
+    blocked by setup  outcome       declared gap  status
+    ================  ============  ============  =========================
+    yes               any           any           ``inconclusive``
+    no                holds         no            ``holds``
+    no                holds         yes           ``holds, gap declared`` (stale)
+    no                a miss        yes           ``known gap``
+    no                a miss        no            ``FAILED``
+    ================  ============  ============  =========================
+    """
+
+    chapter: str
+    id: str
+    kind: str
+    statement: str
+    paper: str
+    control: str
+    rule: str
+    measured: str
+    outcome: str
+    value: Any = None
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None
+    diagnosis: str | None = None
+    declared_after: bool = False
+    rests_on: list[str] = field(default_factory=list)
+    blocked_by: list[str] = field(default_factory=list)
+    status: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(
+                f"claim {self.id!r} has kind {self.kind!r}; accepted: {', '.join(KINDS)}"
+            )
+        if self.outcome not in OUTCOMES:
+            raise ValueError(
+                f"claim {self.id!r} has outcome {self.outcome!r}; accepted: {', '.join(OUTCOMES)}"
+            )
+        declared = self.diagnosis is not None
+        if self.blocked_by:
+            self.status = "inconclusive"
+        elif self.outcome == "holds":
+            self.status = "holds, gap declared" if declared else "holds"
+        else:
+            self.status = "known gap" if declared else "FAILED"
+
+    @property
+    def holds(self) -> bool:
+        return self.status == "holds"
+
+    @property
+    def interval(self) -> str:
+        """``[low, high]`` as text, or empty for a point claim."""
+        if self.low is None or self.high is None:
+            return "n/a" if self.estimate is not None else ""
+        return f"[{self.low:.3g}, {self.high:.3g}]"
+
+
+_STATUS_STYLE = {
+    "holds": "color:#1a7f37",
+    "inconclusive": "color:#6e7781",
+    "known gap": "color:#9a6700",
+    "FAILED": "color:#cf222e;font-weight:bold",
+    "holds, gap declared": "color:#cf222e",
+}
+
+
+def _status_cell(c: Claim) -> str:
+    why = ""
+    if c.blocked_by:
+        why = f"<br><small>rests on {', '.join(c.blocked_by)}, which missed</small>"
+    elif c.status != c.outcome:
+        why = f"<br><small>{c.outcome}</small>"
+    note = (
+        f"<details><summary>diagnosis</summary><small>{html.escape(c.diagnosis)}"
+        "</small></details>"
+        if c.diagnosis
+        else ""
+    )
+    return f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{why}{note}</td>"
+
+
+def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
+    """Claims as an HTML table: id and kind, statement, the paper's figure, the control,
+    ours (with the estimate, its interval and n), the rule, and the status (with the
+    rule's outcome and the declared diagnosis of a gap)."""
+    rows = []
+    for c in claims:
+        first = f"<td>{html.escape(c.chapter)}</td>" if chapter_column else ""
+        est = "" if c.estimate is None else f"{c.estimate:.3g}"
+        rows.append(
+            f"<tr>{first}<td><code>{html.escape(c.id)}</code><br><small>{c.kind}</small></td>"
+            f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
+            f"<td>{html.escape(c.control)}</td><td>{html.escape(c.measured)}</td>"
+            f"<td>{est}</td><td>{c.interval}</td><td>{c.n if c.n is not None else ''}</td>"
+            f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
+        )
+    columns = {"chapter": 8} if chapter_column else {}
+    columns |= {
+        "claim": 12,
+        "statement": 18,
+        "paper": 14,
+        "control": 12,
+        "measured here": 16,
+        "estimate": 6,
+        "95% interval": 8,
+        "n": 4,
+        "rule": 10,
+        "status": 10,
+    }
+    total = sum(columns.values())
+    widths = "".join(f"<col style='width: {100 * w / total:.1f}%'>" for w in columns.values())
+    head = "".join(f"<th>{h}</th>" for h in columns)
+    return (
+        f"<table class='iclr25-claims'><colgroup>{widths}</colgroup>"
+        f"<thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def format_value(value: Any) -> str:
+    """A claim's value in a few characters: ``0.8123``, ``[0.1, 0.2]``, ``r2 0.95; slope -1``."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k} {format_value(v)}" for k, v in value.items())
+    if np.ndim(value):
+        return "[" + ", ".join(f"{float(v):.4g}" for v in np.ravel(value)) + "]"
+    return f"{float(value):.4g}"
+
+
+def json_value(value: Any) -> Any:
+    """A claim's value as JSON: a number, a list of numbers, or a mapping of those; NaN
+    (which JSON lacks) is ``None``."""
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if np.ndim(value):
+        return [json_value(v) for v in np.ravel(value)]
+    number = float(value)
+    return None if np.isnan(number) else number
+
+
+# ---------------------------------------------------------------------------------
+# Recording claims in a chapter's run
+# ---------------------------------------------------------------------------------
+
+_RUN: dict[str, Any] = {"slug": None, "claims": [], "registry": {}}
+
+EVIDENCE = ("value", "estimate", "interval", "n", "measured")
+
+
+def start(slug: str, registry: Mapping[str, ClaimSpec]) -> None:
+    """Begin a fresh claims record for chapter ``slug``, decided by ``registry``."""
+    check_registry(slug, registry)
+    _RUN.update(slug=slug, claims=[], registry=registry)
+
+
+def claim(
+    id: str,
+    *refused_args: Any,
+    value: Any = None,
+    estimate: Estimate | float | None = None,
+    interval: tuple[float, float] | None = None,
+    n: int | None = None,
+    measured: str | None = None,
+    **refused: Any,
+) -> Claim:
+    """Record and show one claim from its evidence; the module's ``CLAIMS[id]`` holds the
+    rest and decides it.
+
+    A :class:`Bound` rule takes ``value`` (a number, numbers, or a mapping named as the
+    rule). A :class:`Margin` rule takes ``estimate``: a :class:`~iclr25.core.stats.Estimate`,
+    or a number with its 95% ``interval`` and ``n``. ``measured`` says it in words
+    (default: the value or the estimate).
+    """
+    from IPython.display import display
+
+    if refused_args or refused:
+        given = [repr(a)[:40] for a in refused_args] + [repr(k) for k in refused]
+        raise TypeError(
+            f"claim({id!r}) got {', '.join(given)}; it takes only the evidence "
+            f"({', '.join(EVIDENCE)}): the statement, kind, paper's figure, rule, control "
+            "and gap live in the chapter module's CLAIMS"
+        )
+    if _RUN["slug"] is None:
+        raise RuntimeError("claim() before chapter(): start the chapter first")
+    slug, registry = _RUN["slug"], _RUN["registry"]
+    if id not in registry:
+        raise KeyError(
+            f"claim {id!r} has no entry in iclr25.chapters.{slug}.CLAIMS; "
+            f"its entries: {', '.join(registry)}"
+        )
+    if any(c.id == id for c in _RUN["claims"]):
+        raise ValueError(f"claim {id!r} was already recorded in this run")
+    spec: ClaimSpec = registry[id]
+    record = dict(estimate=None, low=None, high=None, n=None)
+    if isinstance(spec.rule, Margin):
+        if value is not None or estimate is None:
+            raise TypeError(
+                f"claim {id!r} is decided by a Margin: pass estimate= (a stats.Estimate, "
+                "or a number with interval= and n=), not value="
+            )
+        if not isinstance(estimate, Estimate):
+            if interval is None or n is None:
+                raise TypeError(f"claim {id!r}: a numeric estimate needs interval= and n=")
+            estimate = Estimate(float(estimate), *map(float, interval), int(n), "given")
+        elif interval is not None or n is not None:
+            raise TypeError(f"claim {id!r}: a stats.Estimate carries its interval and n")
+        record = dict(estimate=estimate.value, low=estimate.low, high=estimate.high,
+                      n=estimate.n)
+        record = {k: (None if isinstance(v, float) and np.isnan(v) else v)
+                  for k, v in record.items()}
+        outcome = spec.rule.decide(estimate.low, estimate.high)
+        value = estimate.value
+        if measured is None:
+            measured = str(estimate)
+    else:
+        if estimate is not None or interval is not None or n is not None:
+            raise TypeError(
+                f"claim {id!r} is a point check (a Bound): pass value=, not an estimate"
+            )
+        if value is None:
+            raise TypeError(f"claim {id!r} needs its value=")
+        outcome = "holds" if check_bound(spec.rule, value) else "contradicted"
+        if measured is None:
+            measured = format_value(value)
+    recorded = {c.id: c for c in _RUN["claims"]}
+    missing = [s for s in spec.rests_on if s not in recorded]
+    if missing:
+        raise RuntimeError(
+            f"claim {id!r} rests on {', '.join(missing)}: record that setup claim first"
+        )
+    c = Claim(
+        slug,
+        id,
+        spec.kind,
+        spec.statement,
+        spec.paper,
+        spec.control,
+        describe_rule(spec.rule),
+        measured,
+        outcome,
+        json_value(value),
+        **record,
+        diagnosis=spec.gap.text if spec.gap else None,
+        declared_after=bool(spec.gap and spec.gap.after_run),
+        rests_on=list(spec.rests_on),
+        blocked_by=[s for s in spec.rests_on if recorded[s].outcome != "holds"],
+    )
+    _RUN["claims"].append(c)
+    display({"text/html": claim_rows([c]), CLAIM_MIME: asdict(c)}, raw=True)
+    return c
+
+
+def counts(claims: Sequence[Claim]) -> dict[str, int]:
+    """The paper claims' tally: tested, holds, contradicted, inconclusive, known gaps
+    (declared before and after the run), failed; and the setup claims held of all."""
+    paper = [c for c in claims if c.kind == "paper"]
+    setup = [c for c in claims if c.kind == "setup"]
+    gaps = [c for c in paper if c.status == "known gap"]
+    return {
+        "paper claims": len(paper),
+        "holds": sum(c.status == "holds" for c in paper),
+        "contradicted": sum(c.outcome == "contradicted" and not c.blocked_by for c in paper),
+        "inconclusive": sum(c.outcome == "inconclusive" or bool(c.blocked_by) for c in paper),
+        "gaps before": sum(not c.declared_after for c in gaps),
+        "gaps after": sum(c.declared_after for c in gaps),
+        "failed": sum(c.status in ("FAILED", "holds, gap declared") for c in paper),
+        "setup claims": len(setup),
+        "setup holds": sum(c.outcome == "holds" for c in setup),
+        "setup failed": sum(c.status in ("FAILED", "holds, gap declared") for c in setup),
+    }
+
+
+def tally(counted: Mapping[str, int]) -> str:
+    """The tally in one line of words."""
+    gaps = counted["gaps before"] + counted["gaps after"]
+    text = (
+        f"{counted['holds']} of {counted['paper claims']} paper claims hold, "
+        f"{counted['contradicted']} contradicted, {counted['inconclusive']} inconclusive; "
+        f"{gaps} of the misses are known gaps ({counted['gaps before']} declared before "
+        f"the run, {counted['gaps after']} after)"
+    )
+    if counted["setup claims"]:
+        text += f"; {counted['setup holds']} of {counted['setup claims']} setup claims hold"
+    failed = counted["failed"] + counted["setup failed"]
+    return text + (f"; {failed} FAILED" if failed else "")
+
+
+def claims_table() -> list[Claim]:
+    """Show every claim recorded so far in this chapter as one table; return them."""
+    from IPython.display import HTML, display
+
+    claims: list[Claim] = list(_RUN["claims"])
+    display(HTML(f"<p><strong>{tally(counts(claims))}.</strong></p>{claim_rows(claims)}"))
+    return claims
+
+
+def read_claims(notebook: str | Path | Mapping[str, Any]) -> list[Claim]:
+    """The claims recorded in an executed notebook (a path or an nbformat dict)."""
+    if not isinstance(notebook, Mapping):
+        notebook = json.loads(Path(notebook).read_text())
+    found = []
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            record = output.get("data", {}).get(CLAIM_MIME)
+            if record is not None:
+                found.append(claim_from_record(record))
+    return found
+
+
+_FIELDS = {f.name for f in fields(Claim) if f.init}
+
+
+def claim_from_record(record: Mapping[str, Any]) -> Claim:
+    """A :class:`Claim` from its JSON record (``status`` is computed again, not trusted)."""
+    return Claim(**{k: v for k, v in record.items() if k in _FIELDS})
+
+
+def book_problems(claims: Sequence[Claim], registry: Mapping[str, ClaimSpec]) -> list[str]:
+    """What a book-mode run must not have: a FAILED claim, a stale gap declaration, or a
+    registry entry that no claim of the run decided. Empty when the run is in order."""
+    problems = [
+        f"{c.chapter}/{c.id}: {c.status} (measured {c.measured}; rule {c.rule})"
+        for c in claims
+        if c.status in ("FAILED", "holds, gap declared")
+    ]
+    ran = {c.id for c in claims}
+    problems += [
+        f"CLAIMS holds {cid!r}, which no claim of the run decided"
+        for cid in registry
+        if cid not in ran
+    ]
+    return problems
