@@ -41,8 +41,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from iclr25 import core
-from iclr25.core import stats
 from iclr25.chapters import _template
+from iclr25.core import stats
 
 p = core.chapter("_template", globals())
 

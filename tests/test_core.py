@@ -1,6 +1,5 @@
 """Unit tests of the shared substrate, iclr25.core."""
 
-import json
 import warnings
 
 import numpy as np
@@ -275,94 +274,6 @@ def test_slider_figure_switches_visibility():
     assert steps[2].args[1]["title.text"] == "k=2"
     with pytest.raises(ValueError, match="one figure per value"):
         core.slider_figure(figs, [0, 1], "k")
-
-
-def test_a_bound_checks_every_value_and_says_itself():
-    between = core.Bound(ge=-0.75, le=-0.25)
-    assert between(-0.5) and between([-0.3, -0.7]) and not between([-0.5, -0.1])
-    assert not core.Bound(gt=0)(0.0) and core.Bound(ge=0)(0.0)
-    assert not core.Bound(lt=1)(float("nan"))
-    assert str(between) == "≥ -0.75, ≤ -0.25"
-    spec = {"slope": core.Bound(lt=0), "R²": core.Bound(gt=0.9)}
-    assert core.describe_bound(spec) == "slope < 0; R² > 0.9"
-    assert core.check_bound(spec, {"slope": [-1, -2], "R²": 0.95})
-    assert not core.check_bound(spec, {"slope": [-1, 2], "R²": 0.95})
-    with pytest.raises(ValueError, match="exactly those keys"):
-        core.check_bound(spec, {"slope": -1})
-    with pytest.raises(ValueError, match="at least one"):
-        core.Bound()
-    with pytest.raises(ValueError, match="at least one value"):
-        between([])
-
-
-@pytest.fixture
-def demo_chapter(monkeypatch):
-    """A chapter ``demo`` with four claims' bounds and two declared gaps."""
-    shown = []
-    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
-    monkeypatch.setitem(core._CURRENT, "slug", "demo")
-    monkeypatch.setitem(core._CURRENT, "claims", [])
-    monkeypatch.setitem(
-        core._CURRENT,
-        "bounds",
-        {
-            "fast": core.Bound(ge=2),
-            "small": core.Bound(le=1),
-            "big": core.Bound(gt=10),
-            "stale": {"a": core.Bound(gt=0), "b": core.Bound(lt=0)},
-        },
-    )
-    monkeypatch.setitem(
-        core._CURRENT, "known_gaps", {"small": "our data are larger", "stale": "expected to miss"}
-    )
-    return shown
-
-
-def test_claim_status_is_computed_from_bounds_and_declared_gaps(demo_chapter):
-    a = core.claim("fast", "it is fast", kind="paper", paper="2x", value=np.float32(2.5))
-    b = core.claim("small", "it is small", kind="paper", paper="1 MB", value=3, measured="3 MB")
-    c = core.claim("big", "it is big", kind="setup", paper="yes", value=[11, 9])
-    d = core.claim("stale", "it is both", kind="paper", paper="-", value={"a": 1, "b": -1})
-    assert [x.status for x in (a, b, c, d)] == [
-        "holds",
-        "known gap",
-        "FAILED",
-        "holds, gap declared",
-    ]
-    assert a.measured == "2.5" and a.holds is True and a.bound == "≥ 2"
-    assert c.measured == "[11, 9]" and b.diagnosis == "our data are larger"
-    assert d.bound == "a > 0; b < 0"
-    assert (a.value, c.value, d.value) == (2.5, [11.0, 9.0], {"a": 1.0, "b": -1.0})
-    assert core.json_value([1, np.nan]) == [1.0, None] and core.json_value(np.nan) is None
-    notebook = {"cells": [{"outputs": [{"data": bundle}]} for bundle in demo_chapter]}
-    assert core.read_claims(json.loads(json.dumps(notebook))) == [a, b, c, d]
-    assert core.claims_table() == [a, b, c, d]
-    assert "FAILED" in str(demo_chapter[-1].data) and "≥ 2" in str(demo_chapter[-1].data)
-    problems = core.book_problems([a, b, c, d], {"small": "x", "stale": "y", "typo": "z"})
-    assert [p.split(":")[0] for p in problems] == [
-        "demo/big",
-        "demo/stale",
-        "KNOWN_GAPS declares 'typo', which no claim of the run has",
-    ]
-    assert not core.book_problems([a, b], {"small": "x"})
-
-
-def test_claim_refuses_a_gap_an_unknown_id_and_a_kind(demo_chapter):
-    with pytest.raises(
-        TypeError, match="takes no gap: declare a known gap in the chapter module's KNOWN_GAPS"
-    ) as err:
-        core.claim("fast", "s", kind="paper", paper="p", value=3, gap="too small")
-    assert "\n" not in str(err.value)
-    with pytest.raises(KeyError, match="no entry in iclr25.chapters.demo.BOUNDS"):
-        core.claim("nope", "s", kind="paper", paper="p", value=3)
-    with pytest.raises(ValueError, match="accepted: paper, setup"):
-        core.claim("fast", "s", kind="fact", paper="p", value=3)
-
-
-def test_claim_needs_a_chapter(monkeypatch):
-    monkeypatch.setitem(core._CURRENT, "slug", None)
-    with pytest.raises(RuntimeError, match="before chapter"):
-        core.claim("x", "y", kind="paper", paper="p", value=1)
 
 
 def test_alternate_interleaves_methods_and_times_wall_and_cpu():

@@ -8,9 +8,11 @@ import pytest
 from papermill.exceptions import PapermillExecutionError
 
 from iclr25 import run, toc
-from iclr25.core import STATUSES, Bound, ParameterError
+from iclr25.core import AFTER_THE_RUN, STATUSES, Bound, Gap, Margin, ParameterError
+from iclr25.core.claims import EVIDENCE, check_registry
 
 BUILT = [c.slug for c in toc.built()]
+ANATOMY_SLUGS = [*BUILT, toc.TEMPLATE.slug]
 PLOTLY = "application/vnd.plotly.v1+json"
 
 
@@ -43,17 +45,31 @@ def test_parameters_cell_equals_module_defaults(slug):
 
 
 @pytest.mark.parametrize("slug", BUILT)
-def test_bounds_and_known_gaps_are_module_constants(slug):
+def test_claims_registry_is_a_module_constant(slug):
     module = toc.get(slug).module()
-    assert isinstance(module.BOUNDS, dict) and module.BOUNDS
-    for spec in module.BOUNDS.values():
-        named = spec.values() if isinstance(spec, dict) else [spec]
-        assert named and all(isinstance(b, Bound) for b in named)
-    assert isinstance(module.KNOWN_GAPS, dict)
-    assert set(module.KNOWN_GAPS) <= set(module.BOUNDS), "a known gap names a claim"
-    for diagnosis in module.KNOWN_GAPS.values():  # why our scale cannot show it, what would
-        assert isinstance(diagnosis, str) and len(diagnosis) > 80
-        assert "{" not in diagnosis, "a diagnosis is written before the run, not formatted"
+    assert not hasattr(module, "BOUNDS") and not hasattr(module, "KNOWN_GAPS"), (
+        "one registry: CLAIMS holds the rules and the gaps"
+    )
+    check_registry(slug, module.CLAIMS)
+    for spec in module.CLAIMS.values():
+        if spec.gap is not None:  # why our scale cannot show it, and what would
+            assert isinstance(spec.gap, Gap) and len(spec.gap.diagnosis) > 80
+            assert "{" not in spec.gap.diagnosis, "a diagnosis is written before the run"
+            assert not spec.gap.diagnosis.startswith(AFTER_THE_RUN), "after_run=True says so"
+        for text in (spec.statement, spec.paper, spec.control):
+            assert "{" not in text and text == text.strip()
+
+
+@pytest.mark.parametrize("slug", ANATOMY_SLUGS)
+def test_notebook_passes_only_evidence_to_claim(slug):
+    """A claim's statement, kind, figure, rule and gap live in the registry: a notebook
+    that passes one is refused (core.claim raises) and caught here before it runs."""
+    source = toc.get(slug).notebook.read_text()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "core.claim":
+            assert len(node.args) == 1, f"core.claim({ast.unparse(node.args[0])}, ...) positional"
+            given = {k.arg for k in node.keywords}
+            assert given <= set(EVIDENCE), f"{ast.unparse(node)[:60]}: {given}"
 
 
 @pytest.mark.parametrize("slug", BUILT)
@@ -63,7 +79,7 @@ def test_chapter_runs_in_smoke_mode(slug, tmp_path):
     assert claims, "a chapter records the paper's claims it tests"
     assert all(c.chapter == slug and c.status in STATUSES for c in claims)
     assert len({c.id for c in claims}) == len(claims), "claim ids are unique"
-    assert {c.id for c in claims} <= set(toc.get(slug).module().BOUNDS)
+    assert {c.id for c in claims} <= set(toc.get(slug).module().CLAIMS)
     assert any(c.kind == "paper" for c in claims)
     for cell in json.loads(notebook.read_text())["cells"]:
         shown = [
@@ -151,8 +167,12 @@ def test_template_is_runnable_but_not_a_chapter():
 def test_template_runs_with_its_claims_holding(smoke, tmp_path):
     notebook, claims = run.execute(toc.TEMPLATE.slug, tmp_path, smoke=smoke)
     assert notebook.is_file()
-    assert [c.id for c in claims] == list(toc.TEMPLATE.module().BOUNDS)
+    assert [c.id for c in claims] == list(toc.TEMPLATE.module().CLAIMS)
     assert all(c.status == "holds" for c in claims)
+    rules = {type(s.rule) for s in toc.TEMPLATE.module().CLAIMS.values()}
+    kinds = {c.kind for c in claims}
+    assert rules == {Bound, Margin} and kinds == {"paper", "setup"}, "the template shows all three"
+    assert any(c.estimate is not None and c.low < c.estimate < c.high for c in claims)
 
 
 def test_template_parameters_cell_equals_module_defaults():

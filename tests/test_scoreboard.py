@@ -6,15 +6,32 @@ from dataclasses import asdict
 
 import pytest
 
-from iclr25 import scoreboard
-from iclr25.core import AFTER_THE_RUN, CLAIM_MIME, Claim, book_problems
+from iclr25 import core, scoreboard
+from iclr25.core import CLAIM_MIME, Claim, book_problems
 
 
 def make(
-    chapter: str, id: str, kind: str = "paper", holds: bool = True, diagnosis: str | None = None
+    chapter: str,
+    id: str,
+    kind: str = "paper",
+    holds: bool = True,
+    diagnosis: str | None = None,
+    after: bool = False,
+    blocked_by: tuple[str, ...] = (),
 ) -> Claim:
     return Claim(
-        chapter, id, kind, f"{id} statement", "paper's figure", "ours", "≥ 1", holds, diagnosis
+        chapter,
+        id,
+        kind,
+        f"{id} statement",
+        "paper's figure",
+        "the baseline",
+        "≥ 1",
+        "ours",
+        "holds" if holds else "contradicted",
+        diagnosis=diagnosis,
+        declared_after=after,
+        blocked_by=list(blocked_by),
     )
 
 
@@ -24,7 +41,9 @@ CLAIMS = [
     make("sro", "site-shift", kind="setup"),
     make("fine", "local", holds=False),
     make("fine", "efficacy"),
-    make("fine", "late", holds=False, diagnosis=f"{AFTER_THE_RUN} too few edits"),
+    make("fine", "late", holds=False, diagnosis=f"{core.AFTER_THE_RUN} few edits", after=True),
+    make("fine", "ready", kind="setup", holds=False, diagnosis="small model"),
+    make("fine", "on-ready", blocked_by=("ready",)),
 ]
 
 
@@ -66,27 +85,36 @@ def test_summary_and_fidelity_count_paper_claims_only():
     assert rows["sro"] == {
         "chapter": "sro",
         "paper claims": 2,
-        "hold": 1,
-        "known gaps": 1,
-        "declared after": 0,
+        "holds": 1,
+        "contradicted": 1,
+        "inconclusive": 0,
+        "gaps before": 1,
+        "gaps after": 0,
         "failed": 0,
-        "stale gaps": 0,
-        "setup checks": 1,
+        "setup claims": 1,
         "setup holds": 1,
+        "setup failed": 0,
     }
-    assert rows["fine"]["failed"] == 1 and rows["fine"]["hold"] == 1
-    assert rows["fine"]["known gaps"] == rows["fine"]["declared after"] == 1
-    assert scoreboard.fidelity(CLAIMS) == (2, 5)
+    fine = rows["fine"]
+    assert (fine["failed"], fine["holds"], fine["inconclusive"]) == (1, 1, 1)
+    assert (fine["gaps before"], fine["gaps after"], fine["setup holds"]) == (0, 1, 0)
+    assert scoreboard.fidelity(CLAIMS) == (2, 6)
 
 
 def test_page_lists_exactly_the_claims_it_was_given():
     page = scoreboard.page_html(CLAIMS)
-    assert "Fidelity: 2 of 5 paper claims hold (40%)" in page
-    assert "Known gaps declared after the run that missed them: 1 of 2" in page
+    assert "Fidelity: 2 of 6 paper claims hold (33%)" in page
+    assert "2 of the misses are known gaps (1 declared before the run, 1 after)" in page
+    for column in ("contradicted", "inconclusive", "known gaps declared after a run"):
+        assert f"<th>{column}</th>" in page
     table = page[page.index("iclr25-scoreboard") :]
-    ids = re.findall(r"<tr><td>(\w+)</td><td><code>([\w-]+)</code></td>", table)
+    for column in ("control", "estimate", "95% interval", "n", "rule", "outcome"):
+        assert f"<th>{column}</th>" in table
+    ids = re.findall(r"<tr><td>(\w+)</td><td><code>([\w-]+)</code>", table)
     assert ids == [(c.chapter, c.id) for c in CLAIMS]
     assert "n too small" in table and "FAILED" in table
+    assert "rests on ready, which missed" in table
+    assert core.AFTER_THE_RUN in table
     assert scoreboard.page_html([]) == "<p>No executed chapter recorded a claim.</p>"
 
 
@@ -94,14 +122,15 @@ def test_text_names_every_claim_and_the_fidelity():
     shown = scoreboard.text(CLAIMS)
     for c in CLAIMS:
         assert f"[{c.status}] {c.chapter}/{c.id} ({c.kind})" in shown
-    assert "declared gap: n too small" in shown
-    assert shown.splitlines()[-1] == "fidelity: 2 of 5 paper claims hold"
+    assert "declared gap: n too small" in shown and "control: the baseline" in shown
+    assert "fine: 1 of 4 paper claims hold, 2 contradicted, 1 inconclusive" in shown
+    assert shown.splitlines()[-1] == "fidelity: 2 of 6 paper claims hold"
 
 
 def test_a_fixture_chapter_with_an_undeclared_miss_fails_the_book_check(tmp_path):
     (tmp_path / "sro.ipynb").write_text(json.dumps(executed_notebook(CLAIMS[3:])))
     claims = scoreboard.collect(tmp_path)
-    assert book_problems(claims, {}) == ["fine/local: FAILED (measured ours; bound ≥ 1)"]
+    assert book_problems(claims, {}) == ["fine/local: FAILED (measured ours; rule ≥ 1)"]
 
 
 def test_build_times_table_gives_each_chapters_time_budget_and_models():

@@ -29,7 +29,7 @@ def test_local_cluster_runs_a_2x2_smoke_sweep(swept):
     result, out = swept
     assert result.returncode == 0, result.stderr
     table = pd.read_parquet(out / "sweep.parquet")
-    claims = list(toc.get("sro").module().BOUNDS)
+    claims = list(toc.get("sro").module().CLAIMS)
     assert len(table) == 4 * len(claims)  # one row per point and claim
     assert sorted(set(zip(table["seed"], table["m"], strict=True))) == [
         (0, 400),
@@ -76,7 +76,7 @@ def test_resume_skips_finished_points_and_redoes_a_truncated_one(cli, swept, tmp
     assert set(after) == set(before)  # the stale partial folder is gone
     assert [k for k in after if after[k] != before[k]] == [truncated]
     assert json.loads(claims.read_text())["claims"]
-    assert len(pd.read_parquet(out / "sweep.parquet")) == 4 * len(toc.get("sro").module().BOUNDS)
+    assert len(pd.read_parquet(out / "sweep.parquet")) == 4 * len(toc.get("sro").module().CLAIMS)
 
 
 def test_a_failing_point_is_recorded_on_a_cluster_given_by_its_address(cli, tmp_path):
@@ -94,7 +94,7 @@ def test_a_failing_point_is_recorded_on_a_cluster_given_by_its_address(cli, tmp_
     assert "ValueError" in failed[0]
     table = pd.read_parquet(tmp_path / "sweep.parquet")
     good, bad = table[table["s"] == 3], table[table["s"] == 200]
-    assert len(good) == len(toc.get("sro").module().BOUNDS) and good["error"].isna().all()
+    assert len(good) == len(toc.get("sro").module().CLAIMS) and good["error"].isna().all()
     assert len(bad) == 1 and bad["status"].item() == "error" and "ValueError" in bad["error"].item()
     assert (table["threads"] == max(1, cores() // 2)).all()  # two worker threads on this host
     record = json.loads((tmp_path / "points" / bad["point"].item() / "point.json").read_text())
@@ -138,7 +138,7 @@ def test_a_sweep_point_has_the_claims_of_run_with_its_seed(cli, swept, tmp_path)
     assert ran["parameters"] == swept_["parameters"]
     for a, b in zip(ran["claims"], swept_["claims"], strict=True):
         if "wall" in a["measured"]:  # a timing claim: wall-clock times differ run to run
-            assert (a["id"], a["bound"]) == (b["id"], b["bound"])
+            assert (a["id"], a["rule"]) == (b["id"], b["rule"])
         else:
             assert a == b
 
@@ -186,10 +186,12 @@ def _record(key: str, seed: int, statuses: list[bool], error: str | None = None)
             "kind": "paper",
             "statement": "s",
             "paper": "p",
+            "control": "c",
+            "rule": "≥ 1",
             "measured": f"{0.5 + k + seed}" if k == 0 else "text",
-            "bound": "≥ 1",
-            "holds": holds,
+            "outcome": "holds" if holds else "contradicted",
             "diagnosis": None,
+            **({"estimate": 0.5 + seed, "low": seed, "high": 1.0 + seed, "n": 9} if k else {}),
         }
         for k, holds in enumerate(statuses)
     ]
@@ -238,5 +240,6 @@ def test_figures_are_a_line_over_one_parameter_and_a_heatmap_over_two():
     assert sweep.claim_figure(table, "c1", ["seed"]).layout.yaxis.ticktext == ("no", "yes")
     heat = sweep.claim_figure(table, "c1", ["seed", "m"])
     assert heat.data[0].type == "heatmap" and heat.data[0].z.shape == (1, 3)
+    assert table["low"].tolist()[1::2] == [0.0, 1.0, 2.0]  # c1 has an interval, c0 none
     page = sweep.page_html("sro", table, ["seed"])
     assert page.count("Plotly.newPlot") == 2 and "<script src=" not in page

@@ -2,11 +2,12 @@
 
 Each paper's method is one module of :mod:`iclr25.chapters` (``iclr25.chapters.sro``, ...),
 with the chapter's parameter schema (``PARAMETERS``), smoke overrides (``SMOKE``) and the
-numbers that decide its claims (``BOUNDS``, ``KNOWN_GAPS``). A chapter never imports
+registry of the claims it tests (``CLAIMS``). A chapter never imports
 another; what two chapters share lives at the top of the package:
 
 * ``iclr25.core`` -- parameters, seeds, devices, the cache of trained artefacts, the
-  training loop, offline figures, widgets, claims and timing;
+  training loop, offline figures, widgets, claims (``core.claims``) with their
+  intervals (``core.stats``) and timing;
 * ``iclr25.llm`` -- language models offline (SmolLM2, tiny Llamas trained here), named
   sites to read and write their insides,
   cloze scoring, activation patching and vocabulary projection;

@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     for c in claims:
-        print(f"  [{c.status}] {c.id}: {c.measured} (rule: {c.rule})")
+        estimate = f"; {c.estimate:.3g} {c.interval}, n = {c.n}" if c.estimate is not None else ""
+        print(f"  [{c.status}] {c.id}: {c.measured}{estimate} (rule: {c.rule})")
     print(f"wrote {notebook} and {notebook.with_suffix('.claims.json')}")
     if args.smoke:
         print("smoke run: its claims are computed at a scale that decides nothing")

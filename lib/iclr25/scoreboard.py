@@ -4,8 +4,9 @@ A chapter records its claims in its executed notebook (:func:`iclr25.core.claim`
 ``python -m iclr25 run`` also writes them to ``<slug>.claims.json``. This module reads
 either, in the book's reading order, and shows them three ways:
 
-* :func:`summary` -- per chapter, the paper claims that hold, the known gaps and the
-  failures; :func:`fidelity` -- paper claims held / paper claims, for the whole book;
+* :func:`summary` -- per chapter, the paper claims that hold, are contradicted or are
+  inconclusive, the known gaps (declared before or after the run), the failures and the
+  setup claims held; :func:`fidelity` -- paper claims held / paper claims tested;
 * :func:`page_html` -- the book's Scoreboard page (rendered by ``book/_ext``), a table
   that ``book/static/scoreboard.js`` sorts and filters with no network;
 * :func:`text` -- the same table in a terminal (``python -m iclr25 claims DIR``).
@@ -19,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from iclr25 import toc
-from iclr25.core import AFTER_THE_RUN, Claim, claim_from_record, claim_rows, read_claims
+from iclr25.core import Claim, claim_from_record, claim_rows, counts, read_claims, tally
 
 
 def collect(folder: str | Path) -> list[Claim]:
@@ -44,80 +45,43 @@ def collect(folder: str | Path) -> list[Claim]:
 
 
 def summary(claims: Sequence[Claim]) -> list[dict[str, object]]:
-    """One row per chapter: its paper claims, how many hold, are known gaps (and of
-    those, declared after the run that missed), or failed, and its setup checks that
-    hold (of all)."""
-    rows: dict[str, dict[str, object]] = {}
+    """One row per chapter: :func:`iclr25.core.counts` of its claims (paper claims that
+    hold, are contradicted or inconclusive, known gaps declared before and after the run,
+    failures, and setup claims held of all)."""
+    by_chapter: dict[str, list[Claim]] = {}
     for c in claims:
-        row = rows.setdefault(
-            c.chapter,
-            {
-                "chapter": c.chapter,
-                "paper claims": 0,
-                "hold": 0,
-                "known gaps": 0,
-                "declared after": 0,
-                "failed": 0,
-                "stale gaps": 0,
-                "setup checks": 0,
-                "setup holds": 0,
-            },
-        )
-        if c.kind == "setup":
-            row["setup checks"] += 1
-            row["setup holds"] += c.holds
-            continue
-        row["paper claims"] += 1
-        row["hold"] += c.status == "holds"
-        row["known gaps"] += c.status == "known gap"
-        row["declared after"] += c.status == "known gap" and declared_after(c)
-        row["failed"] += c.status == "FAILED"
-        row["stale gaps"] += c.status == "holds, gap declared"
-    return list(rows.values())
-
-
-def declared_after(claim: Claim) -> bool:
-    """Whether the claim's gap was declared after a run had missed it
-    (its diagnosis opens with :data:`iclr25.core.AFTER_THE_RUN`)."""
-    return (claim.diagnosis or "").startswith(AFTER_THE_RUN)
+        by_chapter.setdefault(c.chapter, []).append(c)
+    return [{"chapter": slug, **counts(group)} for slug, group in by_chapter.items()]
 
 
 def fidelity(claims: Sequence[Claim]) -> tuple[int, int]:
-    """(paper claims that hold, paper claims): the book's fidelity figure."""
-    paper = [c for c in claims if c.kind == "paper"]
-    return sum(c.holds for c in paper), len(paper)
+    """(paper claims that hold, paper claims tested): the book's fidelity figure."""
+    tally = counts(claims)
+    return tally["holds"], tally["paper claims"]
+
+
+SUMMARY_COLUMNS = {
+    "paper claims": "paper claims",
+    "holds": "hold",
+    "contradicted": "contradicted",
+    "inconclusive": "inconclusive",
+    "gaps before": "known gaps declared before the run",
+    "gaps after": "known gaps declared after a run",
+    "failed": "FAILED",
+}
 
 
 def _summary_html(rows: Sequence[Mapping[str, object]]) -> str:
-    heads = [
-        "chapter",
-        "paper claims",
-        "hold",
-        "known gaps",
-        "of them declared after a run",
-        "failed",
-        "setup checks",
-    ]
+    heads = ["chapter", *SUMMARY_COLUMNS.values(), "setup claims held"]
     body = "".join(
         f"<tr><td><a href='../notebooks/{r['chapter']}.html'>{r['chapter']}</a></td>"
-        f"<td>{r['paper claims']}</td><td>{r['hold']}</td><td>{r['known gaps']}</td>"
-        f"<td>{r['declared after']}</td>"
-        f"<td>{r['failed'] + r['stale gaps']}</td>"
-        f"<td>{r['setup holds']} of {r['setup checks']} hold</td></tr>"
+        + "".join(f"<td>{r[k]}</td>" for k in SUMMARY_COLUMNS)
+        + f"<td>{r['setup holds']} of {r['setup claims']}</td></tr>"
         for r in rows
     )
     head = "".join(f"<th>{h}</th>" for h in heads)
     return (
         f"<table class='iclr25-summary'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    )
-
-
-def _gaps(claims: Sequence[Claim]) -> str:
-    gaps = [c for c in claims if c.status == "known gap"]
-    late = sum(declared_after(c) for c in gaps)
-    return (
-        f"Known gaps declared after the run that missed them: {late} of {len(gaps)} "
-        "(their diagnosis says so); the others were declared before any run."
     )
 
 
@@ -134,9 +98,8 @@ def page_html(claims: Sequence[Claim]) -> str:
     share = f"{100 * held / total:.0f}%" if total else "n/a"
     return (
         f"<p class='iclr25-fidelity'><strong>Fidelity: {held} of {total} paper claims "
-        f"hold ({share})</strong>, over {_chapters(len({c.chapter for c in claims}))}; "
-        f"{sum(c.kind == 'setup' for c in claims)} setup checks besides. "
-        f"{_gaps(claims)}</p>"
+        f"hold ({share})</strong>, over {_chapters(len({c.chapter for c in claims}))}. "
+        f"In all: {tally(counts(claims))}.</p>"
         + _summary_html(summary(claims))
         + "<p><label>Filter: <input type='search' class='iclr25-filter' "
         "placeholder='chapter, status, words...'></label> "
@@ -192,17 +155,21 @@ def text(claims: Sequence[Claim], width: int = 100) -> str:
     for c in claims:
         lines.append(f"[{c.status}] {c.chapter}/{c.id} ({c.kind})")
         lines.append(wrap(c.statement, "    "))
-        lines.append(wrap(f"paper: {c.paper}", "    "))
-        lines.append(wrap(f"ours: {c.measured}  (bound: {c.bound})", "    "))
+        if c.paper:
+            lines.append(wrap(f"paper: {c.paper}", "    "))
+        lines.append(wrap(f"control: {c.control}", "    "))
+        estimate = (
+            f"; estimate {c.estimate:.3g} {c.interval}, n = {c.n}" if c.estimate is not None else ""
+        )
+        lines.append(wrap(f"ours: {c.measured}{estimate}  (rule: {c.rule})", "    "))
+        lines.append(wrap(f"outcome: {c.outcome}", "    "))
+        if c.blocked_by:
+            lines.append(wrap(f"rests on {', '.join(c.blocked_by)}, which missed", "    "))
         if c.diagnosis:
             lines.append(wrap(f"declared gap: {c.diagnosis}", "    "))
     lines.append("")
     for r in summary(claims):
-        lines.append(
-            f"{r['chapter']}: {r['hold']} of {r['paper claims']} paper claims hold, "
-            f"{r['known gaps']} known gaps, {r['failed'] + r['stale gaps']} failed; "
-            f"setup {r['setup holds']}/{r['setup checks']}"
-        )
+        lines.append(f"{r['chapter']}: {tally(r)}")
     held, total = fidelity(claims)
     lines.append(f"fidelity: {held} of {total} paper claims hold")
     return "\n".join(lines)

@@ -231,17 +231,18 @@ def save(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 COLUMNS = (
-    "point", "claim", "kind", "status", "holds", "measured", "value", "bound",
-    "error", "wall_s", "worker", "threads", "started",
+    "point", "claim", "kind", "status", "outcome", "holds", "measured", "value",
+    "estimate", "low", "high", "n", "rule", "error", "wall_s", "worker", "threads", "started",
 )  # fmt: skip
 """The table's columns besides the parameters, which follow ``point``."""
 
 
 def table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per point and claim (:data:`COLUMNS`): the point's key and parameters,
-    the claim's id, kind, status, measured text and ``value`` (the measurement, where it
-    is a single number), and the point's error, worker, kernel threads, start and wall
-    time. A failed point has one row, with no claim and the status ``"error"``."""
+    the claim's id, kind, status, outcome, measured text, ``value`` (the measurement, where
+    it is a single number), its estimate with the 95% interval ``low``-``high`` and ``n``
+    (claims decided by a margin), its rule, and the point's error, worker, kernel threads,
+    start and wall time. A failed point has one row, with no claim and the status ``"error"``."""
     import pandas as pd
 
     rows = []
@@ -253,10 +254,15 @@ def table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                 "claim": c.id,
                 "kind": c.kind,
                 "status": c.status,
+                "outcome": c.outcome,
                 "holds": c.holds,
                 "measured": c.measured,
                 "value": _number(c.value, c.measured),
-                "bound": c.bound,
+                "estimate": c.estimate,
+                "low": c.low,
+                "high": c.high,
+                "n": c.n,
+                "rule": c.rule,
             }
             for c in claims
         ] or [{"status": "error" if r["error"] else "no claims"}]
@@ -266,7 +272,8 @@ def table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                 {"point": r["key"], **r["parameters"], **{c: cells.get(c) for c in COLUMNS[1:]}}
             )
     frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(COLUMNS))
-    frame["value"] = frame["value"].astype(float)  # NaN where the measurement is text
+    for column in ("value", "estimate", "low", "high"):
+        frame[column] = frame[column].astype(float)  # NaN where there is no number
     frame["started"] = pd.to_datetime(frame["started"])
     return frame
 
@@ -324,12 +331,14 @@ def holding(frame: pd.DataFrame) -> pd.DataFrame:
 def claim_figure(frame: pd.DataFrame, claim: str, axes: Sequence[str]) -> go.Figure:
     """One claim across the grid: a line over one swept parameter, a heatmap over the
     first two (the mean over any others). It shows the measured value where every point
-    gave a single number, else whether the claim holds (in a heatmap cell over several
+    gave a single number (on a line, with its 95% interval where the claim has one), else
+    whether the claim holds (in a heatmap cell over several
     points, the share that hold); markers and cells give the status, hover the measured
     text."""
     import plotly.graph_objects as go
 
     rows = frame[frame["claim"] == claim]
+    interval = bool(rows["low"].notna().all() and rows["high"].notna().all())
     numeric = bool(rows["value"].notna().all())
     rows = rows.assign(_shown=rows["value"] if numeric else rows["holds"].astype(float))
     shown = "measured value" if numeric else "holds"
@@ -344,6 +353,14 @@ def claim_figure(frame: pd.DataFrame, claim: str, axes: Sequence[str]) -> go.Fig
                 mode="lines+markers",
                 marker={"color": [STATUS_COLOURS[s] for s in rows["status"]], "size": 11},
                 line={"color": "#8c959f"},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": rows["high"] - rows["_shown"],
+                    "arrayminus": rows["_shown"] - rows["low"],
+                }
+                if interval and numeric
+                else None,
                 hovertext=[
                     f"{r['status']}: {html.escape(r['measured'])}" for _, r in rows.iterrows()
                 ],

@@ -243,6 +243,7 @@ def get_device(device: str = "auto") -> torch.device:
 # The chapter entry point
 # ---------------------------------------------------------------------------------
 
+
 def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
     """Start chapter ``slug`` from its notebook's namespace (pass ``globals()``).
 

@@ -109,11 +109,19 @@ class Margin:
         if np.isnan(low) or np.isnan(high):
             return "inconclusive"
         if self.above is not None:
-            return "holds" if low > self.above else "contradicted" if high < self.above else (
-                "inconclusive"
+            return (
+                "holds"
+                if low > self.above
+                else "contradicted"
+                if high < self.above
+                else ("inconclusive")
             )
-        return "holds" if high < self.below else "contradicted" if low > self.below else (
-            "inconclusive"
+        return (
+            "holds"
+            if high < self.below
+            else "contradicted"
+            if low > self.below
+            else ("inconclusive")
         )
 
     def __str__(self) -> str:
@@ -198,12 +206,12 @@ def check_registry(slug: str, registry: Mapping[str, ClaimSpec]) -> None:
             raise ValueError(f"{where}[{cid!r}] needs a statement and a control")
         rule = spec.rule
         named = rule.values() if isinstance(rule, Mapping) else [rule]
-        if not named or not all(isinstance(r, (Bound, Margin)) for r in named) or (
-            isinstance(rule, Mapping) and any(isinstance(r, Margin) for r in named)
+        if (
+            not named
+            or not all(isinstance(r, (Bound, Margin)) for r in named)
+            or (isinstance(rule, Mapping) and any(isinstance(r, Margin) for r in named))
         ):
-            raise TypeError(
-                f"{where}[{cid!r}].rule must be a Bound, a dict of Bounds, or a Margin"
-            )
+            raise TypeError(f"{where}[{cid!r}].rule must be a Bound, a dict of Bounds, or a Margin")
         for other in spec.rests_on:
             if other not in registry or registry[other].kind != "setup":
                 raise ValueError(
@@ -301,8 +309,7 @@ def _status_cell(c: Claim) -> str:
     elif c.status != c.outcome:
         why = f"<br><small>{c.outcome}</small>"
     note = (
-        f"<details><summary>diagnosis</summary><small>{html.escape(c.diagnosis)}"
-        "</small></details>"
+        f"<details><summary>diagnosis</summary><small>{html.escape(c.diagnosis)}</small></details>"
         if c.diagnosis
         else ""
     )
@@ -311,8 +318,9 @@ def _status_cell(c: Claim) -> str:
 
 def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
     """Claims as an HTML table: id and kind, statement, the paper's figure, the control,
-    ours (with the estimate, its interval and n), the rule, and the status (with the
-    rule's outcome and the declared diagnosis of a gap)."""
+    ours (with the estimate, its interval and n), the rule, and the outcome: the claim's
+    status, with the rule's own outcome where that differs and the diagnosis of a
+    declared gap."""
     rows = []
     for c in claims:
         first = f"<td>{html.escape(c.chapter)}</td>" if chapter_column else ""
@@ -335,7 +343,7 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
         "95% interval": 8,
         "n": 4,
         "rule": 10,
-        "status": 10,
+        "outcome": 10,
     }
     total = sum(columns.values())
     widths = "".join(f"<col style='width: {100 * w / total:.1f}%'>" for w in columns.values())
@@ -433,10 +441,10 @@ def claim(
             estimate = Estimate(float(estimate), *map(float, interval), int(n), "given")
         elif interval is not None or n is not None:
             raise TypeError(f"claim {id!r}: a stats.Estimate carries its interval and n")
-        record = dict(estimate=estimate.value, low=estimate.low, high=estimate.high,
-                      n=estimate.n)
-        record = {k: (None if isinstance(v, float) and np.isnan(v) else v)
-                  for k, v in record.items()}
+        record = dict(estimate=estimate.value, low=estimate.low, high=estimate.high, n=estimate.n)
+        record = {
+            k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in record.items()
+        }
         outcome = spec.rule.decide(estimate.low, estimate.high)
         value = estimate.value
         if measured is None:

@@ -44,8 +44,9 @@ class Estimate:
         return f"{self.value:.3g} [{self.low:.3g}, {self.high:.3g}] (n = {self.n})"
 
 
-def _bootstrap(samples: tuple[np.ndarray, ...], statistic: Callable, paired: bool,
-               seed: int, method: str) -> Estimate:
+def _bootstrap(
+    samples: tuple[np.ndarray, ...], statistic: Callable, paired: bool, seed: int, method: str
+) -> Estimate:
     from scipy.stats import bootstrap
 
     n = len(samples[0])
@@ -58,15 +59,28 @@ def _bootstrap(samples: tuple[np.ndarray, ...], statistic: Callable, paired: boo
         return Estimate(value, value, value, n, "all equal")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # BCa warns, then returns NaN, when it cannot
-        ci = bootstrap(samples, statistic, paired=paired, vectorized=True,
-                       confidence_level=CONFIDENCE, n_resamples=RESAMPLES, method="BCa",
-                       rng=np.random.default_rng(seed)).confidence_interval
+        ci = bootstrap(
+            samples,
+            statistic,
+            paired=paired,
+            vectorized=True,
+            confidence_level=CONFIDENCE,
+            n_resamples=RESAMPLES,
+            method="BCa",
+            rng=np.random.default_rng(seed),
+        ).confidence_interval
         if np.isnan(ci.low) or np.isnan(ci.high):
             method = method.replace("BCa", "percentile")
-            ci = bootstrap(samples, statistic, paired=paired, vectorized=True,
-                           confidence_level=CONFIDENCE, n_resamples=RESAMPLES,
-                           method="percentile",
-                           rng=np.random.default_rng(seed)).confidence_interval
+            ci = bootstrap(
+                samples,
+                statistic,
+                paired=paired,
+                vectorized=True,
+                confidence_level=CONFIDENCE,
+                n_resamples=RESAMPLES,
+                method="percentile",
+                rng=np.random.default_rng(seed),
+            ).confidence_interval
     return Estimate(value, float(ci.low), float(ci.high), n, method)
 
 
@@ -125,3 +139,16 @@ def permutation_pvalue(
         rng=np.random.default_rng(seed),
     )
     return float(result.pvalue)
+
+
+def error_bars(estimates: Sequence[Estimate]) -> dict:
+    """Plotly's ``error_y`` (or ``error_x``) for the estimates' 95% intervals; an
+    estimate without an interval gets no bar."""
+
+    def ends(e: Estimate) -> tuple[float | None, float | None]:
+        if np.isnan(e.low) or np.isnan(e.high):
+            return None, None
+        return e.high - e.value, e.value - e.low
+
+    plus, minus = zip(*map(ends, estimates), strict=True) if estimates else ((), ())
+    return {"type": "data", "symmetric": False, "array": list(plus), "arrayminus": list(minus)}

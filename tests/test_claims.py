@@ -1,0 +1,198 @@
+"""core.claims: one registry decides every claim; the notebook passes only evidence."""
+
+import json
+
+import numpy as np
+import pytest
+
+from iclr25 import core
+from iclr25.core import Bound, ClaimSpec, Gap, Margin, claims, stats
+
+MARGIN = Margin(above=0.1, why="a tenth of the noise")
+
+REGISTRY = {
+    "ready": ClaimSpec("the model trained", kind="setup", rule=Bound(ge=0.9), control="chance"),
+    "fast": ClaimSpec("it is fast", paper="2x", rule=Bound(ge=2), control="the baseline"),
+    "small": ClaimSpec(
+        "it is small", paper="1 MB", rule=Bound(le=1), control="none", gap=Gap("our data")
+    ),
+    "big": ClaimSpec("it is big", kind="setup", rule=Bound(gt=10), control="a no-op"),
+    "stale": ClaimSpec(
+        "it is both",
+        paper="-",
+        rule={"a": Bound(gt=0), "b": Bound(lt=0)},
+        control="none",
+        gap=Gap("expected to miss", after_run=True),
+    ),
+    "better": ClaimSpec("A beats B", paper="+5", rule=MARGIN, control="B", rests_on=("ready",)),
+    "blocked": ClaimSpec("A beats C", paper="+1", rule=MARGIN, control="C", rests_on=("big",)),
+}
+
+
+@pytest.fixture
+def demo(monkeypatch):
+    """A chapter ``demo`` started with :data:`REGISTRY`; returns what it displayed."""
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    monkeypatch.setattr(claims, "_RUN", {"slug": None, "claims": [], "registry": {}})
+    claims.start("demo", REGISTRY)
+    return shown
+
+
+def test_a_bound_checks_every_value_and_says_itself():
+    between = Bound(ge=-0.75, le=-0.25)
+    assert between(-0.5) and between([-0.3, -0.7]) and not between([-0.5, -0.1])
+    assert not Bound(gt=0)(0.0) and Bound(ge=0)(0.0)
+    assert not Bound(lt=1)(float("nan"))
+    assert str(between) == "≥ -0.75, ≤ -0.25"
+    spec = {"slope": Bound(lt=0), "R²": Bound(gt=0.9)}
+    assert core.describe_rule(spec) == "slope < 0; R² > 0.9"
+    assert core.check_bound(spec, {"slope": [-1, -2], "R²": 0.95})
+    assert not core.check_bound(spec, {"slope": [-1, 2], "R²": 0.95})
+    with pytest.raises(ValueError, match="exactly those keys"):
+        core.check_bound(spec, {"slope": -1})
+    with pytest.raises(ValueError, match="at least one"):
+        Bound()
+    with pytest.raises(ValueError, match="at least one value"):
+        between([])
+
+
+def test_a_margin_has_three_outcomes():
+    assert MARGIN.decide(0.2, 0.5) == "holds"  # beyond the margin
+    assert MARGIN.decide(-0.3, 0.05) == "contradicted"  # on the control's side
+    assert MARGIN.decide(0.05, 0.4) == "inconclusive"  # straddles it
+    assert MARGIN.decide(float("nan"), float("nan")) == "inconclusive"
+    lower = Margin(below=-1, why="w")
+    assert lower.decide(-3, -2) == "holds" and lower.decide(0, 1) == "contradicted"
+    with pytest.raises(ValueError, match="exactly one of above, below"):
+        Margin(above=1, below=2, why="w")
+    with pytest.raises(ValueError, match="says why"):
+        Margin(above=1)
+    assert str(MARGIN) == "95% interval > 0.1 (a tenth of the noise)"
+
+
+def test_equal_arms_never_hold_and_a_clear_effect_does():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    for seed in range(20):
+        y = rng.normal(size=60)
+        same = stats.paired_difference(x, y, seed=seed)
+        assert MARGIN.decide(same.low, same.high) != "holds"
+    assert MARGIN.decide(*_ends(stats.paired_difference(x + 1, x))) == "holds"
+    reverse = stats.paired_difference(x + rng.normal(0, 0.1, 60) - 1, x)
+    assert MARGIN.decide(*_ends(reverse)) == "contradicted"
+    assert MARGIN.decide(*_ends(stats.paired_difference(x + rng.normal(0.1, 1, 60), x))) == (
+        "inconclusive"
+    )
+
+
+def _ends(e: stats.Estimate) -> tuple[float, float]:
+    return e.low, e.high
+
+
+def test_status_follows_outcome_gap_and_setup(demo):
+    ready = core.claim("ready", value=0.95)
+    a = core.claim("fast", value=np.float32(2.5))
+    b = core.claim("small", value=3, measured="3 MB")
+    c = core.claim("big", value=[11, 9])
+    d = core.claim("stale", value={"a": 1, "b": -1})
+    e = core.claim("better", estimate=stats.Estimate(0.3, 0.2, 0.4, 30, "x"))
+    f = core.claim("blocked", estimate=0.5, interval=(0.3, 0.7), n=12)
+    assert [x.status for x in (ready, a, b, c, d, e, f)] == [
+        "holds",
+        "holds",
+        "known gap",
+        "FAILED",
+        "holds, gap declared",
+        "holds",
+        "inconclusive",
+    ]
+    assert f.outcome == "holds" and f.blocked_by == ["big"] and not f.holds
+    assert a.measured == "2.5" and a.rule == "≥ 2" and a.control == "the baseline"
+    assert d.declared_after and d.diagnosis.startswith(core.AFTER_THE_RUN)
+    assert (e.estimate, e.low, e.high, e.n, e.interval) == (0.3, 0.2, 0.4, 30, "[0.2, 0.4]")
+    assert (a.value, c.value, d.value) == (2.5, [11.0, 9.0], {"a": 1.0, "b": -1.0})
+    notebook = {"cells": [{"outputs": [{"data": bundle}]} for bundle in demo]}
+    recorded = core.read_claims(json.loads(json.dumps(notebook)))
+    assert recorded == [ready, a, b, c, d, e, f]
+    assert core.claims_table() == recorded
+    table = str(demo[-1].data)
+    for column in ("control", "estimate", "95% interval", "<th>n</th>", "rule"):
+        assert column in table
+    assert "rests on big, which missed" in table
+    counted = core.counts(recorded)
+    assert counted == {
+        "paper claims": 5,
+        "holds": 2,
+        "contradicted": 1,
+        "inconclusive": 1,
+        "gaps before": 1,
+        "gaps after": 0,
+        "failed": 1,
+        "setup claims": 2,
+        "setup holds": 1,
+        "setup failed": 1,
+    }
+
+
+def test_a_failed_setup_claim_makes_its_paper_claims_inconclusive(demo):
+    core.claim("ready", value=0.2)  # missed, undeclared: FAILED itself
+    clear = core.claim("better", estimate=stats.paired_difference(np.ones(9) * 2, np.zeros(9)))
+    assert clear.outcome == "holds" and clear.status == "inconclusive"
+
+
+def test_book_problems_name_failures_stale_gaps_and_unrecorded_entries(demo):
+    a = core.claim("fast", value=1)  # FAILED
+    d = core.claim("stale", value={"a": 1, "b": -1})  # holds with a gap declared
+    problems = core.book_problems([a, d], REGISTRY)
+    assert problems[:2] == [
+        "demo/fast: FAILED (measured 1; rule ≥ 2)",
+        "demo/stale: holds, gap declared (measured a 1; b -1; rule a > 0; b < 0)",
+    ]
+    assert "CLAIMS holds 'ready', which no claim of the run decided" in problems
+
+
+def test_the_notebook_passes_evidence_only(demo):
+    with pytest.raises(TypeError, match="takes only the evidence") as err:
+        core.claim("fast", "it is fast", value=3)
+    assert "\n" not in str(err.value)
+    for refused in ({"kind": "paper"}, {"paper": "2x"}, {"bound": Bound(ge=1)}, {"gap": "x"}):
+        with pytest.raises(TypeError, match="live in the chapter module's CLAIMS"):
+            core.claim("fast", value=3, **refused)
+    with pytest.raises(KeyError, match="no entry in iclr25.chapters.demo.CLAIMS"):
+        core.claim("nope", value=3)
+    with pytest.raises(TypeError, match="decided by a Margin: pass estimate="):
+        core.claim("better", value=0.3)
+    with pytest.raises(TypeError, match="point check"):
+        core.claim("fast", estimate=stats.Estimate(1, 0, 2, 3, "x"))
+    with pytest.raises(TypeError, match="needs interval= and n="):
+        core.claim("better", estimate=0.3)
+    with pytest.raises(RuntimeError, match="rests on ready: record that setup claim first"):
+        core.claim("better", estimate=stats.Estimate(0.3, 0.2, 0.4, 30, "x"))
+    core.claim("fast", value=3)
+    with pytest.raises(ValueError, match="already recorded"):
+        core.claim("fast", value=3)
+
+
+def test_the_registry_is_checked_when_the_chapter_starts():
+    bad = {
+        "no figure": ClaimSpec("s", rule=Bound(ge=1), control="c"),
+        "rests on a paper claim": ClaimSpec(
+            "s", paper="p", rule=Bound(ge=1), control="c", rests_on=("fast",)
+        ),
+        "margin in a dict": ClaimSpec("s", paper="p", rule={"a": MARGIN}, control="c"),
+        "no control": ClaimSpec("s", paper="p", rule=Bound(ge=1), control=""),
+    }
+    for cid, spec in bad.items():
+        with pytest.raises((TypeError, ValueError), match=f"CLAIMS\\['{cid}'\\]"):
+            claims.start("demo", {"fast": REGISTRY["fast"], cid: spec})
+    with pytest.raises(TypeError, match="not a ClaimSpec"):
+        claims.start("demo", {"x": Bound(ge=1)})
+    with pytest.raises(TypeError, match="non-empty dict"):
+        claims.start("demo", {})
+
+
+def test_claim_needs_a_chapter(monkeypatch):
+    monkeypatch.setattr(claims, "_RUN", {"slug": None, "claims": [], "registry": {}})
+    with pytest.raises(RuntimeError, match="before chapter"):
+        core.claim("x", value=1)
