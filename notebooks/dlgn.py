@@ -172,13 +172,6 @@ pd.Series(scores, name="test accuracy").round(3).to_frame()
 # %%
 core.claim(
     "beats_static",
-    "On oblique-tree data the DLGN beats the RBF SVM (a static kernel) and "
-    "CART by at least 5 accuracy points",
-    kind="paper",
-    paper="authors' repository README, data set SDI (20-d, depth-4 tree, "
-          "40,000 points): DLGN 0.9605, DLGN-SF 0.9743 test accuracy; its "
-          "SVM and CART figures were not retrieved (the PDF was not readable "
-          "here)",
     value={"vs_svm": 100 * (scores["DLGN"] - scores["RBF SVM"]),
            "vs_cart": 100 * (scores["DLGN"] - scores["CART"])},
     measured=f"DLGN {scores['DLGN']:.3f}, RBF SVM {scores['RBF SVM']:.3f}, "
@@ -207,11 +200,6 @@ for kind, h in histories.items():
 h = histories["DLGN"]
 core.claim(
     "gates_move",
-    "Training brings a DLGN gate onto every tree hyperplane: each node's "
-    "closest-gate distance at least halves, median <= 0.15",
-    kind="paper",
-    paper="figure not retrieved; the paper shows the closest gates moving "
-          "onto the tree's hyperplanes during training",
     value={"max_ratio": float((h[-1] / h[0]).max()),
            "median_trained": float(np.median(h[-1]))},
     measured=f"DLGN: trained/initial distance at most "
@@ -301,11 +289,6 @@ print("control, the same reading given only the tree's own hyperplanes: "
 # %%
 core.claim(
     "extracted_tree",
-    f"A depth-{p.tree_depth} tree read off the trained DLGN is accurate "
-    "(>= 0.90) and at least as accurate as CART of the same depth",
-    kind="paper",
-    paper="figure not retrieved (PDF not readable here); the paper "
-          "extracts a high-accuracy tree from a trained DLGN",
     value={"accuracy": tree_acc, "vs_cart_same_depth": tree_acc - cart_d},
     measured=f"extracted {tree_acc:.3f} vs CART depth {p.tree_depth} "
              f"{cart_d:.3f}",
@@ -351,11 +334,6 @@ near = means["DLGN"] >= means["ReLU MLP"] - 0.02
 above = means["DLGN"] >= means["CART"]
 core.claim(
     "tabular_competitive",
-    "On tabular data the DLGN is within 2 points of a ReLU network (>= 3 of "
-    "4 sets) and at least as accurate as CART (all 4)",
-    kind="paper",
-    paper="table not retrieved; the paper reports the DLGN competitive with "
-          "ReLU networks and tree learners on real tabular data",
     value={"near_mlp": int(near.sum()), "beats_cart": int(above.sum())},
     measured="DLGN - MLP: " + ", ".join(
         f"{k} {100 * v:+.1f}"
@@ -396,17 +374,17 @@ core.explore(lambda b: dlgn.beta_figure(sweep, b), dlgn.BETAS, "beta",
 # %% [markdown]
 # ## Claims
 #
-# Each claim is of kind `paper` (the paper makes it). The bounds
-# (`dlgn.BOUNDS`) were fixed in the chapter's issue before any run. Two claims,
-# `gates_move` and `extracted_tree`, had missed in an earlier book run of this
-# chapter, before its generator and training followed the authors' code. With
-# them, `gates_move` holds. `extracted_tree` is declared in `dlgn.KNOWN_GAPS`
-# with a diagnosis of the mechanism (the root of an alternating-leaf tree is
-# only part of a discontinuity, and the greedy score ranks gates by how much
-# the output jumps), written after that run, as the diagnosis says. We could
-# not read the paper's PDF
-# here; the "paper" column gives the authors' own figure where their
-# repository states it, their claim in words otherwise.
+# Each claim is of kind `paper` (the paper makes it). The bounds, in the
+# module's CLAIMS registry, were fixed in the chapter's issue before any run.
+# Two claims, `gates_move` and `extracted_tree`, had missed in an earlier book
+# run of this chapter, before its generator and training followed the
+# authors' code. With them, `gates_move` holds. `extracted_tree` is declared a
+# gap in the module's CLAIMS registry, with a diagnosis of the mechanism (the
+# root of an alternating-leaf tree is only part of a discontinuity, and the
+# greedy score ranks gates by how much the output jumps), written after that
+# run, as the diagnosis says. We could not read the paper's PDF here; the
+# "paper" column gives the authors' own figure where their repository states
+# it, their claim in words otherwise.
 
 # %%
 core.claims_table();

@@ -258,11 +258,6 @@ def mean_sd(act, column):
 
 core.claim(
     "dra-ood",
-    "On the genus never seen in training, DRA's R^2 of the log values, "
-    "averaged over seeds, is above ReLU's",
-    kind="paper",
-    paper="DRA gives the best out-of-distribution R^2 among the activations "
-          "compared (train g <= 13, test g >= 14)",
     value=mean.loc["DRA", "R2 OOD"] - mean.loc["ReLU", "R2 OOD"],
     measured=f"OOD R^2 over {p.seeds} seeds: DRA {mean_sd('dra', 'R2 OOD')}"
              f", ReLU {mean_sd('relu', 'R2 OOD')}; OOD MAE (nats): DRA "
@@ -347,11 +342,6 @@ def vir_stat(act, column):
 dra_vir = vir[vir.activation == "DRA"]
 core.claim(
     "virasoro",
-    "On the unseen genus, DRA's predictions satisfy the string and dilaton "
-    "equations more closely than its own errors, shuffled, would",
-    kind="paper",
-    paper="the network implicitly models the Virasoro constraints, purely "
-          "from data",
     value=dra_vir["ratio"].mean(),
     measured=f"mean |residual| (nats) over {len(dra_vir)} seeds: DRA "
              f"{vir_stat('dra', 'both')}, its errors shuffled "
@@ -363,12 +353,6 @@ core.claim(
 relu_vir = vir[vir.activation == "ReLU"]
 core.claim(
     "virasoro-dra",
-    "DRA's predictions on the unseen genus satisfy the string and dilaton "
-    "equations more closely than ReLU's (mean over seeds)",
-    kind="paper",
-    paper="DRA is proposed as the inductive bias for the recursive structure "
-          "(the Virasoro constraints) of the numbers; no per-activation "
-          "residual is reported",
     value=relu_vir["both"].mean() - dra_vir["both"].mean(),
     measured=f"mean |residual| (nats): DRA {vir_stat('dra', 'both')}, "
              f"ReLU {vir_stat('relu', 'both')} (string: DRA "
@@ -481,12 +465,6 @@ rho, n_used, width_w, needed = enumerative.width_tracking(
     p.confidence, enumerative.MIN_ROWS_PER_N)
 core.claim(
     "width-adapts",
-    f"The sliding window's (w = {p.window}) interval width follows the "
-    "errors across n on held-out rows, where one global interval has one "
-    "width",
-    kind="paper",
-    paper="the errors are heteroscedastic in n; the dynamic sliding window "
-          "adapts the intervals to the number of marked points",
     value=rho,
     measured=f"Spearman {rho:.2f} over n = {', '.join(map(str, n_used))}: "
              f"widths {np.round(width_w, 2).tolist()}, needed "
@@ -507,12 +485,6 @@ ood_cov = enumerative.coverage_by_n(ood.log_value, pred["ood"], q_ood, ood.n)
 ood_total = np.average(ood_cov.coverage, weights=ood_cov.count)
 core.claim(
     "ood-coverage",
-    f"On the unseen genus the sliding-window intervals (w = {p.window}) "
-    f"still cover about {p.confidence:.0%} of the numbers",
-    kind="paper",
-    paper="conformal prediction with the sliding window quantifies the "
-          "uncertainty of the predictions (their coverage on held-out "
-          "genera not retrieved)",
     value=ood_total - p.confidence,
     measured=f"OOD coverage {ood_total:.3f} (nominal {p.confidence:g}) "
              f"over {ood_cov.count.sum()} numbers",
@@ -635,11 +607,6 @@ select = {split: ratio_r2["trained DRA network", split]
 selectivity = select["test"]
 core.claim(
     "probe-asymptotic",
-    "A linear probe reads log(exact/asymptotic) from the trained network's "
-    "representation better than a control probe reads it from the inputs",
-    kind="paper",
-    paper="probes recover the asymptotic from the representation, evidence "
-          "of an emergent internal model of the large-genus asymptotic",
     value=selectivity.mean(),
     measured=f"ID-test R^2 of the log-ratio: trained "
              f"{ratio_r2['trained DRA network', 'test'].mean():.4f}, random "
@@ -665,9 +632,9 @@ core.claim(
 #
 # Each claim is of kind `paper` (the paper makes it; its figure is quoted) or
 # `setup` (a check that our experiment can test the paper at all). Its bound
-# is fixed before the run (`enumerative.BOUNDS`), and a claim expected to miss
-# at our scale is declared with its diagnosis in `enumerative.KNOWN_GAPS`,
-# also before the run. That conformal intervals cover on exchangeable data is
+# is fixed before the run in the module's CLAIMS registry, and a claim
+# expected to miss at our scale is declared there with its diagnosis, also
+# before the run. That conformal intervals cover on exchangeable data is
 # a theorem, printed above as a check, not a claim; that the exact numbers
 # satisfy the string and dilaton equations is a test of the recursion, printed
 # above.

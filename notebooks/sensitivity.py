@@ -256,11 +256,6 @@ acc_spread = (table.loc[BASE, "train acc"].max()
               - table.loc[BASE, "train acc"].min())
 core.claim(
     "vision_lowest",
-    "At matched training accuracy, the ViT has the lowest sensitivity of the "
-    "four image models (mean over the sigma grid)",
-    kind="paper",
-    paper="ViT below MLP, CNN (ResNet, DenseNet) and ConvMixer on CIFAR-10, "
-          "SVHN, ImageNet",
     value={"ViT - lowest other": vit_mean - min(others.values()),
            "train-acc spread": acc_spread},
     measured=f"ViT {vit_mean:.3f}; "
@@ -310,15 +305,11 @@ core.explore(reg_figure, REG_PS[1:], "p", active=REG_PS.index(p.reg_p) - 1);
 plain, reg = by_p.loc[0.0], by_p.loc[p.reg_p]
 core.claim(
     "regulariser",
-    f"The regulariser (p = {p.reg_p:g}) lowers the ViT's sensitivity and "
-    f"raises its mean corrupted accuracy (means over {p.vit_seeds} seeds)",
-    kind="paper",
-    paper="lower sensitivity and higher accuracy on CIFAR-10-C / SVHN "
-          "corruptions with p = 0.5",
     value={"change in mean S": reg["mean S"] - plain["mean S"],
            "change in corrupted acc":
                reg["corrupted acc"] - plain["corrupted acc"]},
-    measured=f"mean S {plain['mean S']:.3f} -> {reg['mean S']:.3f}; "
+    measured=f"p = {p.reg_p:g}, {p.vit_seeds} seeds: mean S "
+             f"{plain['mean S']:.3f} -> {reg['mean S']:.3f}; "
              f"corrupted accuracy {plain['corrupted acc']:.3f} -> "
              f"{reg['corrupted acc']:.3f}; clean test "
              f"{plain['test acc']:.3f} -> {reg['test acc']:.3f}",
@@ -349,11 +340,6 @@ p_robust = sensitivity.spearman_p_value(vits["mean S"],
                                         vits["corrupted acc"], "less")
 core.claim(
     "robustness_correlates",
-    "Lower sensitivity goes with higher accuracy under corruptions (a "
-    "negative Spearman rho over the ViT family, one-sided p < 0.05)",
-    kind="paper",
-    paper="less sensitive models are more robust on CIFAR-10-C and "
-          "ImageNet-C",
     value=p_robust,
     measured=f"rho = {rho_robust:+.2f} over {len(vits)} ViTs, "
              f"p = {p_robust:.3f}",
@@ -364,11 +350,6 @@ p_sharp = sensitivity.spearman_p_value(vits["mean S"], vits["sharpness"],
                                        "greater")
 core.claim(
     "sharpness_correlates",
-    "Lower sensitivity goes with flatter minima (a positive Spearman rho "
-    "between sensitivity and sharpness over the ViT family, one-sided "
-    "p < 0.05)",
-    kind="paper",
-    paper="less sensitive models sit in flatter minima (CIFAR-10, SVHN)",
     value=p_sharp,
     measured=f"rho = {rho_sharp:+.2f} over {len(vits)} ViTs, "
              f"p = {p_sharp:.3f}",
@@ -432,10 +413,6 @@ t_others = {n: text_table.loc[n, "mean S"] for n in text_table.index
 t_spread = text_table["train acc"].max() - text_table["train acc"].min()
 core.claim(
     "language_lowest",
-    "At matched training accuracy, the transformer has the lowest "
-    "sensitivity on the language task (mean over the sigma grid)",
-    kind="paper",
-    paper="RoBERTa / GPT-2 below LSTM on MRPC, QQP, IMDB and others",
     value={"transformer - lowest other": t_mean - min(t_others.values()),
            "train-acc spread": t_spread},
     measured=f"Transformer {t_mean:.3f}; "
@@ -503,14 +480,9 @@ print(f"sensitivity peak at epoch {peak_at}, drop at {drop}, "
 both = drop is not None and jump is not None
 core.claim(
     "grokking_drop_first",
-    "On modular addition the training-set sensitivity drops before the test "
-    f"accuracy jumps ({grok_run} run, p = {grok_args['modulus']})",
-    kind="paper",
-    paper="sensitivity falls ahead of the test-accuracy rise "
-          "(p = 113, about 17k epochs)",
     value=jump - drop if both else float("nan"),
-    measured=f"{grok_run} run: sensitivity peak at epoch {peak_at}, drop at "
-             f"{drop}, jump at {jump}"
+    measured=f"{grok_run} run, p = {grok_args['modulus']}: sensitivity peak "
+             f"at epoch {peak_at}, drop at {drop}, jump at {jump}"
              + (f": the drop leads by {jump - drop:+d} epochs" if both
                 else f" (within {grok_args['epochs']} epochs)"),
 );
@@ -518,8 +490,8 @@ core.claim(
 # %% [markdown]
 # ## Claims
 #
-# The bounds (`BOUNDS` in the module), fixed before the run: "lowest" is a strict
-# inequality on the sensitivity averaged over the $\sigma$ grid, with training
+# The rules (in the module's CLAIMS registry), fixed before the run: "lowest" is a
+# strict inequality on the sensitivity averaged over the $\sigma$ grid, with training
 # accuracies within 5 points counting as matched (every model is trained to the same
 # target, so this only catches a model stopped by the epoch cap); a correlation needs
 # a Spearman $\rho$ in the paper's direction that a one-sided permutation test finds
@@ -529,14 +501,14 @@ core.claim(
 # seed-averaged sensitivity *and* raise the mean accuracy over the three
 # corruptions; the grokking events are the thresholds named above.
 #
-# One claim is declared a known gap (`KNOWN_GAPS`, with its diagnosis) before the
-# run: the grokking claim of the quick run. Two more were declared before the first
-# run of this redesigned chapter and held in it, so their declarations were removed:
-# the robustness correlation (we expected the regulariser's effect on our small
-# corrupted test set to be of the order of the seed-to-seed spread) and the
-# language comparison (we expected the transformer and the MLP, which both represent
-# the task's additive rule, to be about equally insensitive). Every claim here is
-# of kind `paper`: a finding the paper reports.
+# One claim is declared a known gap (in the module's CLAIMS registry, with its
+# diagnosis) before the run: the grokking claim of the quick run. Two more were
+# declared before the first run of this redesigned chapter and held in it, so their
+# declarations were removed: the robustness correlation (we expected the
+# regulariser's effect on our small corrupted test set to be of the order of the
+# seed-to-seed spread) and the language comparison (we expected the transformer and
+# the MLP, which both represent the task's additive rule, to be about equally
+# insensitive). Every claim here is of kind `paper`: a finding the paper reports.
 
 # %%
 core.claims_table();

@@ -217,10 +217,6 @@ fig.show()
 
 core.claim(
     "geometric",
-    "Iterative SRO's approximation error decreases geometrically for "
-    "convex h",
-    kind="paper",
-    paper="log approximation error linear in the iteration count",
     value={"slope": [f.slope for f in fits.values()],
            "R²": [f.r2 for f in fits.values()]},
     measured="; ".join(f"{k}: x{f.factor:.2f} per step, R² {f.r2:.3f}"
@@ -302,11 +298,6 @@ warm = est[est.start == "sketched Lasso"].groupby("penalty", sort=False)
 medians = warm[["error / full", "recall"]].median()
 core.claim(
     "estimation",
-    "With SCAD and MCP, Iterative SRO reaches the estimation error and "
-    "support recovery of the full solution",
-    kind="paper",
-    paper="sketched convex and nonconvex sparse estimators attain the "
-          "minimax rate (the iteration's theory covers convex h only)",
     value={"error / full": medians["error / full"].tolist(),
            "recall": medians["recall"].tolist()},
     measured="; ".join(
@@ -389,9 +380,6 @@ for name, claim_id in (("SRO", "rate-sro"),
                        ("Iterative SRO", "rate-iterative-sro")):
     core.claim(
         claim_id,
-        f"{name} estimates beta* at the rate sqrt(s log d / n)",
-        kind="paper",
-        paper="minimax rate O(sqrt(s log d / n)) for the sketched estimators",
         value=slopes[name],
         measured=f"slope of log error against log n, m = n / {p.rate_ratio}: "
                  f"{slopes[name]:.2f} (full solution "
@@ -511,10 +499,6 @@ fig.show()
 # %%
 core.claim(
     "faster-than-lasso",
-    "Iterative SRO reaches scikit-learn Lasso's accuracy in less time",
-    kind="paper",
-    paper="SRO is \"a fast sketching algorithm\" (abstract); the paper times "
-          "against IHS, not coordinate descent",
     value={"time ratio": seconds[ISRO] / seconds[LASSO],
            "error / target": accuracy[ISRO] / target},
     measured=f"{timed(ISRO)}, {isro_steps} steps, error "
@@ -523,10 +507,6 @@ core.claim(
 )
 core.claim(
     "faster-than-ihs",
-    "At matched error, Iterative SRO (one sketch) is faster than IHS "
-    "(a sketch per step)",
-    kind="paper",
-    paper="Iterative SRO 4.71 s vs IHS 5.11 s (Table 1)",
     value={"time ratio": seconds[ISRO] / seconds["IHS"],
            "error / target": accuracy[ISRO] / target},
     measured=f"{timed(ISRO)}, {isro_steps} steps vs {timed('IHS')}, "
@@ -618,11 +598,6 @@ sro.factor_figure(m_grid, factors, p.rank).show()
 means = {kind: f.mean(axis=1) for kind, f in factors.items()}
 core.claim(
     "sketch-size",
-    "Iterative SRO's per-step contraction factor falls as the sketch size m "
-    "grows",
-    kind="paper",
-    paper="the error bounds tighten as the sketch embeds X's column space "
-          "more accurately, which a larger m does",
     value=[r for mean in means.values() for r in mean[1:] / mean[:-1]],
     measured="; ".join(f"{kind}: " + ", ".join(f"{f:.3f}" for f in mean)
                        for kind, mean in means.items())

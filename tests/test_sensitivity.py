@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from iclr25 import core, vision
 from iclr25.chapters import sensitivity
+from iclr25.core.claims import check_registry
 
 
 def test_a_constant_model_has_sensitivity_zero():
@@ -318,13 +319,17 @@ def test_first_epoch():
     assert sensitivity.first_epoch(epochs, values, 0.95, below=False) is None
 
 
-def test_claim_bounds_and_declared_gaps():
-    # every declared gap names a claim with a bound; the correlation bounds are the
-    # conventional 5% level (not thresholds read off a trial run)
-    assert set(sensitivity.KNOWN_GAPS) <= set(sensitivity.BOUNDS)
+def test_claim_rules_and_declared_gaps():
+    # the registry is one a run can decide; the only declared gap is the quick grokking
+    # run's; the correlation rules are the conventional 5% level (not thresholds read
+    # off a trial run)
+    check_registry("sensitivity", sensitivity.CLAIMS)
+    gaps = [cid for cid, spec in sensitivity.CLAIMS.items() if spec.gap is not None]
+    assert gaps == ["grokking_drop_first"]
+    rule = {cid: spec.rule for cid, spec in sensitivity.CLAIMS.items()}
     for name in ("robustness_correlates", "sharpness_correlates"):  # p-values, 5% level
-        assert sensitivity.BOUNDS[name](0.049) and not sensitivity.BOUNDS[name](0.05)
-    assert not sensitivity.BOUNDS["grokking_drop_first"](float("nan"))
+        assert rule[name](0.049) and not rule[name](0.05)
+    assert not rule["grokking_drop_first"](float("nan"))
 
 
 def test_spearman_p_value_is_the_exact_permutation_p_value():

@@ -8,6 +8,7 @@ from sklearn.linear_model import Lasso
 
 from iclr25.chapters import sro
 from iclr25.core import ParameterError, check_bound
+from iclr25.core.claims import check_registry
 
 GRID = np.linspace(-8, 8, 320_001)  # spacing 5e-5
 
@@ -224,17 +225,18 @@ def test_new_parameters_refuse_bad_values_in_one_line():
         sro.PARAMETERS["rate_ratio"].check("rate_ratio", 1)
 
 
-def test_claim_bounds_and_declared_gaps():
-    assert set(sro.KNOWN_GAPS) <= set(sro.BOUNDS)
-    assert sro.BOUNDS["rate-sro"](-0.5) and not sro.BOUNDS["rate-sro"](-0.2)
+def test_claim_rules_and_declared_gaps():
+    check_registry("sro", sro.CLAIMS)
+    rule = {cid: spec.rule for cid, spec in sro.CLAIMS.items()}
+    assert rule["rate-sro"](-0.5) and not rule["rate-sro"](-0.2)
     # a timing claim holds only if Iterative SRO is faster and no less accurate
-    faster = sro.BOUNDS["faster-than-ihs"]
+    faster = rule["faster-than-ihs"]
     assert check_bound(faster, {"time ratio": 0.9, "error / target": 1.0})
     assert not check_bound(faster, {"time ratio": 1.0, "error / target": 0.5})
     assert not check_bound(faster, {"time ratio": 0.5, "error / target": 1.1})
     # the contraction factor must strictly fall: equal factors do not hold
-    assert sro.BOUNDS["sketch-size"]([0.9, 0.8]) and not sro.BOUNDS["sketch-size"]([1.0])
-    estimation = sro.BOUNDS["estimation"]
+    assert rule["sketch-size"]([0.9, 0.8]) and not rule["sketch-size"]([1.0])
+    estimation = rule["estimation"]
     assert check_bound(estimation, {"error / full": [1.0, 1.04], "recall": [1.0, 1.0]})
     assert not check_bound(estimation, {"error / full": [1.0, 1.2], "recall": [1.0, 1.0]})
     assert not check_bound(estimation, {"error / full": [1.0, 1.0], "recall": [1.0, 0.8]})

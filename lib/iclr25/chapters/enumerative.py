@@ -53,8 +53,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from torch import nn
 
-from iclr25 import core
-from iclr25.core import Param
+from iclr25.core import Bound, ClaimSpec, Gap, Param
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -786,32 +785,8 @@ MIN_ROWS_PER_N = 10
 test rows (fixed before the run: a needed width from fewer rows is noise)."""
 
 # ---------------------------------------------------------------------------------
-# The chapter's claims: the bounds that decide them, and the gaps expected at our scale
+# The chapter's claims: one registry, fixed before the run
 # ---------------------------------------------------------------------------------
-
-BOUNDS = {
-    # mean over seeds of the OOD R^2, DRA minus ReLU: the paper ranks DRA first, so any
-    # positive margin
-    "dra-ood": core.Bound(gt=0),
-    # mean |string and dilaton residual| on the unseen genus of DRA's predictions, divided
-    # by the same with its errors shuffled within the genus (mean over seeds): below 1
-    # means the errors respect the equations more than errors of the same sizes that know
-    # nothing of them (null value 1)
-    "virasoro": core.Bound(lt=1),
-    # mean |residual| on the unseen genus (mean over seeds), ReLU minus DRA
-    "virasoro-dra": core.Bound(gt=0),
-    # coverage of the sliding-window intervals on the unseen genus minus the nominal: at
-    # least nominal - 0.05 (the floor of coverage_tolerance; thousands of OOD rows)
-    "ood-coverage": core.Bound(ge=-0.05),
-    # Spearman correlation over n (>= MIN_ROWS_PER_N ID test rows) between the window's
-    # interval width and the width each n needs; the global interval has one width for all
-    "width-adapts": core.Bound(gt=0.5),
-    # selectivity: ID-test R^2 of a linear probe for log(exact/asymptotic) from the trained
-    # DRA network's representation minus that of the control probe on the inputs alone
-    # (mean over seeds)
-    "probe-asymptotic": core.Bound(gt=0),
-}
-"""Claim id -> the bound its value must meet, fixed before the run."""
 
 _SCALE = (
     "a width-32, two-layer, one-branch transformer trained for 20 epochs (about 640 Adam "
@@ -822,17 +797,81 @@ _SHOWS = (
     "the paper's longer training at lr 5e-4 with its two branches, and more seeds."
 )
 
-KNOWN_GAPS = {
-    "dra-ood": (
-        f"{_SCALE}: the four activations then reach OOD R^2 within about a hundredth of "
-        "each other (ReLU ahead of DRA in the one-seed pilot of the previous build), a "
-        "spread that three seeds do not resolve, and DRA's four scalars, drawn from N(0, 1) "
-        "and barely trained in 20 epochs, add periodic terms whose oscillation the "
-        "extrapolation carries; they were built for the paper's factorial growth over "
-        f"10^+-45 at g >= 14, a dynamic range our data lack. {_SHOWS}"
+
+CLAIMS: dict[str, ClaimSpec] = {
+    # mean over seeds of the OOD R^2, DRA minus ReLU: the paper ranks DRA first, so any
+    # positive margin
+    "dra-ood": ClaimSpec(
+        "On the genus never seen in training, DRA's R^2 of the log values, averaged over "
+        "seeds, is above ReLU's",
+        paper="DRA gives the best out-of-distribution R^2 among the activations compared "
+        "(train g <= 13, test g >= 14)",
+        rule=Bound(gt=0),
+        control="ReLU, trained on the same data with the same seeds",
+        gap=Gap(
+            f"{_SCALE}: the four activations then reach OOD R^2 within about a hundredth of "
+            "each other (ReLU ahead of DRA in the one-seed pilot of the previous build), a "
+            "spread that three seeds do not resolve, and DRA's four scalars, drawn from "
+            "N(0, 1) and barely trained in 20 epochs, add periodic terms whose oscillation "
+            "the extrapolation carries; they were built for the paper's factorial growth "
+            f"over 10^+-45 at g >= 14, a dynamic range our data lack. {_SHOWS}"
+        ),
+    ),
+    # mean |string and dilaton residual| on the unseen genus of DRA's predictions, divided
+    # by the same with its errors shuffled within the genus (mean over seeds): below 1
+    # means the errors respect the equations more than errors of the same sizes that know
+    # nothing of them (null value 1)
+    "virasoro": ClaimSpec(
+        "On the unseen genus, DRA's predictions satisfy the string and dilaton equations "
+        "more closely than its own errors, shuffled, would",
+        paper="the network implicitly models the Virasoro constraints, purely from data",
+        rule=Bound(lt=1),
+        control="DRA's own errors shuffled among the rows of the unseen genus",
+    ),
+    # mean |residual| on the unseen genus (mean over seeds), ReLU minus DRA
+    "virasoro-dra": ClaimSpec(
+        "DRA's predictions on the unseen genus satisfy the string and dilaton equations "
+        "more closely than ReLU's (mean over seeds)",
+        paper="DRA is proposed as the inductive bias for the recursive structure (the "
+        "Virasoro constraints) of the numbers; no per-activation residual is reported",
+        rule=Bound(gt=0),
+        control="ReLU's predictions, trained on the same data with the same seeds",
+    ),
+    # Spearman correlation over n (>= MIN_ROWS_PER_N ID test rows) between the window's
+    # interval width and the width each n needs; the global interval has one width for all
+    "width-adapts": ClaimSpec(
+        "The sliding window's (w = window) interval width follows the errors across n on "
+        "held-out rows, where one global interval has one width",
+        paper="the errors are heteroscedastic in n; the dynamic sliding window adapts the "
+        "intervals to the number of marked points",
+        rule=Bound(gt=0.5),
+        control="a fixed threshold on Spearman's rho (no control run)",
+    ),
+    # coverage of the sliding-window intervals on the unseen genus minus the nominal: at
+    # least nominal - 0.05 (the floor of coverage_tolerance; thousands of OOD rows)
+    "ood-coverage": ClaimSpec(
+        "On the unseen genus the sliding-window intervals (w = window) still cover about "
+        "the nominal share (confidence) of the numbers",
+        paper="conformal prediction with the sliding window quantifies the uncertainty of "
+        "the predictions (their coverage on held-out genera not retrieved)",
+        rule=Bound(ge=-0.05),
+        control="the nominal coverage (confidence), a fixed threshold (no control run)",
+    ),
+    # selectivity: ID-test R^2 of a linear probe for log(exact/asymptotic) from the trained
+    # DRA network's representation minus that of the control probe on the inputs alone
+    # (mean over seeds)
+    "probe-asymptotic": ClaimSpec(
+        "A linear probe reads log(exact/asymptotic) from the trained network's "
+        "representation better than a control probe reads it from the inputs",
+        paper="probes recover the asymptotic from the representation, evidence of an "
+        "emergent internal model of the large-genus asymptotic",
+        rule=Bound(gt=0),
+        control="a control probe on the inputs alone and simple transforms of them",
     ),
 }
-"""Claim id -> why it is expected to miss at the book's scale, and what would show it."""
+"""Claim id -> what the claim says, what decides it and what it is measured against, fixed
+before the run; a claim expected to miss at the book's scale declares why, and what would
+show it."""
 
 
 # ---------------------------------------------------------------------------------
