@@ -53,6 +53,7 @@ from plotly.subplots import make_subplots
 
 from iclr25 import core
 from iclr25.chapters import identifiability as idf
+from iclr25.core import stats
 
 p = core.chapter("identifiability", globals())
 
@@ -199,25 +200,18 @@ KINDS = {"circuits": lambda e: e.n_circuits > 1,
          "locations": lambda e: any(len(l) > 1 for l in e.locations)}
 
 
-def not_unique_claim(kind, statement, paper):
+def not_unique_claim(kind):
     """Claim that most networks have more than one explanation of this kind
-    (the share of networks that do, with its standard error)."""
-    n, scale = len(EXPLAINED), f"{p.gate} networks of width {p.width}"
-    measured = float(np.mean([KINDS[kind](e) for e in EXPLAINED]))
-    error = np.sqrt(measured * (1 - measured) / n)
-    core.claim(f"{kind}_not_unique", statement, kind="paper", paper=paper,
-               value=measured, measured=f"{measured:.0%} (standard error "
-               f"{error:.0%}) of {n} {scale}")
+    (the share of networks that do, with its Wilson interval)."""
+    scale = f"{p.gate} networks of width {p.width}"
+    k = sum(KINDS[kind](e) for e in EXPLAINED)
+    share = stats.share(k, len(EXPLAINED))
+    core.claim(f"{kind}_not_unique", value=share.value,
+               measured=f"{share} of {scale}")
 
 
-not_unique_claim(
-    "circuits", "More than one circuit replicates the network's "
-    "behaviour, in most networks", "multiple circuits with perfect "
-    "accuracy in most of 100 XOR networks (MLP 2-3-3-1)")
-not_unique_claim(
-    "interpretations", "A valid circuit admits more than one "
-    "interpretation as logic gates, in most networks",
-    "multiple consistent interpretations per circuit")
+not_unique_claim("circuits")
+not_unique_claim("interpretations")
 
 # %% [markdown]
 # The official code's circuits are finer: besides the neurons, they choose which edges
@@ -359,10 +353,7 @@ print(f"{len(ALGORITHMS)} candidate algorithms of depth <= {p.algo_depth} "
       f"{np.median(n_aligned):.0f}, max {n_aligned.max()}; minimal "
       f"locations per aligned algorithm: median "
       f"{np.median(per_algorithm):.0f}, max {per_algorithm.max()}")
-not_unique_claim(
-    "locations", "An aligned algorithm has more than one minimal "
-    "location, in most networks",
-    "one algorithm aligned with several neuron subsets")
+not_unique_claim("locations")
 
 # %% [markdown]
 # ### Counting algorithms as the official code does
@@ -421,19 +412,13 @@ pd.DataFrame({
 # The claim is decided by the official count, the paper's own; ours is given beside it.
 
 # %%
-share = {name: float(np.mean(counts > 1)) for name, counts in
-         (("official", official_aligned), ("ours", n_aligned))}
-error = np.sqrt(share["official"] * (1 - share["official"]) / len(EXPLAINED))
+k = {name: int(np.sum(counts > 1)) for name, counts in
+     (("official", official_aligned), ("ours", n_aligned))}
 core.claim(
-    "algorithms_not_unique", "More than one candidate algorithm aligns "
-    "with the network (IIA 1), in most networks", kind="paper",
-    paper="several algorithms perfectly aligned; in Fig. 2 both depth-2 "
-          "XOR algorithms align",
-    value=share["official"],
-    measured=f"{share['official']:.0%} (standard error {error:.0%}) of "
-             f"{len(EXPLAINED)} {p.gate} networks of width {p.width}, "
-             f"official count; ours (distinct up to negation, 16 pairs) "
-             f"{share['ours']:.0%}");
+    "algorithms_not_unique", value=k["official"] / len(EXPLAINED),
+    measured=f"{stats.share(k['official'], len(EXPLAINED))}: {k['official']} of {len(EXPLAINED)} {p.gate} networks of width "
+             f"{p.width}, official count; ours (distinct up to negation, 16 "
+             f"pairs) {k['ours']}");
 
 # %% [markdown]
 # ### Beside the official code's own counts
@@ -496,13 +481,7 @@ rises = {SHORT[name]: np.diff([v.mean() for v in values])
 means = "; ".join(
     f"{SHORT[name]}: " + ", ".join(f"{v.mean():.3g}" for v in values)
     for name, values in growth.items() if name in SHORT)
-core.claim("grows_with_width",
-           "The numbers of circuits, interpretations and locations grow "
-           "with the width (the mean rises at every step)",
-           kind="paper",
-           paper="exponential growth with hidden width 2 to 5 (log-scale "
-                 "figure)",
-           value=rises,
+core.claim("grows_with_width", value=rises,
            measured=f"means by width {WIDTHS[0]}..{WIDTHS[-1]}: {means}");
 
 # %% [markdown]
@@ -563,13 +542,7 @@ shares.assign(**{"more than one edge circuit": [
     for v in shares.index]}, networks=networks).round(2)
 
 # %%
-core.claim("persists_across_variants",
-           "More than one valid circuit in most networks, under every "
-           "training variant and gate",
-           kind="paper",
-           paper="non-identifiability persists under noise, skew, stopping "
-                 "loss and other gates",
-           value=list(shares["circuits"]),
+core.claim("persists_across_variants", value=list(shares["circuits"]),
            measured=", ".join(f"{name} {shares.loc[name, 'circuits']:.0%}"
                               for name in shares.index));
 
@@ -643,12 +616,6 @@ several = {idf.task_name(g): (float(np.mean(c > 1)) if len(c) else np.nan,
                               len(c))
            for g, c in joint.items() if len(g) > 1}
 core.claim("several_gates_not_unique",
-           "Trained on several gates at once, a network still has more than "
-           "one circuit that replicates every output, in most networks",
-           kind="paper",
-           paper="non-identifiability persists for networks computing "
-                 "several gates at once (official code, --n-gates; counted "
-                 "per gate)",
            value=[s for s, _ in several.values()],
            measured=", ".join(f"{name}: {s:.0%} of {n} networks"
                               for name, (s, n) in several.items()));
@@ -713,11 +680,12 @@ core.explore(browse_figure, list(BROWSE), "network");
 # width 2 to `max_width`, and non-uniqueness "persists with several gates" when, for every
 # task of two or more gates, more than half of the networks that learned it have more than
 # one circuit replicating all outputs (stricter than the official per-gate count, since
-# such a circuit is valid for each gate). The bounds are the module's `BOUNDS`; every
-# claim is of kind `paper` (the paper makes it). A claim that our setting cannot show is
-# declared, with its diagnosis, in `KNOWN_GAPS` before the run, but for
-# `algorithms_not_unique`, which missed in the first run of the official count and
-# was declared after it (its diagnosis says so). The paper reports
+# such a circuit is valid for each gate). The bounds are in the module's
+# CLAIMS registry; every claim is of kind `paper` (the paper makes it). A
+# claim that our setting cannot show is declared there, with its diagnosis,
+# before the run, but for `algorithms_not_unique`, which missed in the first
+# run of the official count and was declared after it (its diagnosis says
+# so). The paper reports
 # histograms over 100 networks and a log-scale growth plot, whose exact values we could
 # not retrieve; the official demo's counts for one network stand beside ours above.
 
