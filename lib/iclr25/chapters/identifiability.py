@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from iclr25 import core
-from iclr25.core import Bound, ClaimSpec, Gap, Param, stats
+from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param, stats
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -1195,25 +1195,28 @@ SMOKE = {
     "algo_depth": 2,
 }
 
+MOST_NETWORKS = Margin(above=0.5, why="the paper's 'in most networks': more than half")
+"""The rule of the share claims: the share's 95% interval over the networks above 1/2."""
+
 CLAIMS: dict[str, ClaimSpec] = {
-    # share of the networks that learned the task showing each kind of non-uniqueness:
-    # "in most networks" is more than half
+    # share of the networks that learned the task showing each kind of non-uniqueness,
+    # with its Wilson interval over the networks: "in most networks" is more than half
     "circuits_not_unique": ClaimSpec(
         "More than one circuit replicates the network's behaviour, in most networks",
         paper="multiple circuits with perfect accuracy in most of 100 XOR networks (MLP 2-3-3-1)",
-        rule=Bound(gt=0.5),
+        rule=MOST_NETWORKS,
         control="a fixed threshold, half the networks (no control run)",
     ),
     "interpretations_not_unique": ClaimSpec(
         "A valid circuit admits more than one interpretation as logic gates, in most networks",
         paper="multiple consistent interpretations per circuit",
-        rule=Bound(gt=0.5),
+        rule=MOST_NETWORKS,
         control="a fixed threshold, half the networks (no control run)",
     ),
     "locations_not_unique": ClaimSpec(
         "An aligned algorithm has more than one minimal location, in most networks",
         paper="one algorithm aligned with several neuron subsets",
-        rule=Bound(gt=0.5),
+        rule=MOST_NETWORKS,
         control="a fixed threshold, half the networks (no control run)",
         gap=Gap(
             "Our interchange test is stricter than the official one, and width 3 leaves "
@@ -1234,7 +1237,7 @@ CLAIMS: dict[str, ClaimSpec] = {
     "algorithms_not_unique": ClaimSpec(
         "More than one candidate algorithm aligns with the network (IIA 1), in most networks",
         paper="several algorithms perfectly aligned; in Fig. 2 both depth-2 XOR algorithms align",
-        rule=Bound(gt=0.5),
+        rule=MOST_NETWORKS,
         control="a fixed threshold, half the networks (no control run)",
         gap=Gap(
             "Under the official conventions the candidates are AND/OR "
