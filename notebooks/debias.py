@@ -181,10 +181,11 @@ fact_prompt = debias.tiny_prompt(decided[0], "I")
 print(fact_prompt, "->", llm.generate(planted[p.beta], [fact_prompt], 5)[0])
 
 # %% [markdown]
-# The bound, fixed beforehand (the module's `BOUNDS`): with the default prompt, a
-# gap of at least 0.10 at $\beta$ 0.8 and at most 0.03 either way at $\beta = 0$,
-# on the bias test. On the Type I test the fact decides, and a model that learnt
-# its facts has no room for a bias there (printed, not claimed).
+# The bound, fixed beforehand (the module's CLAIMS registry): with the default
+# prompt, a gap of at least 0.10 at $\beta$ 0.8 and at most 0.03 either way at
+# $\beta = 0$, on the bias test. On the Type I test the fact decides, and a
+# model that learnt its facts has no room for a bias there (printed, not
+# claimed).
 
 # %%
 gaps = {b: tiny[b]["default"]["gap"] for b in planted}
@@ -196,11 +197,6 @@ print("Type I test, default prompt:", {k: round(v, 3) for k, v
                                        in typeI["default"].items()})
 core.claim(
     "selection-makes-bias",
-    "Selection in the training corpus plants a bias: the default gap is "
-    "large when anti-stereotypical news is dropped, absent without selection",
-    kind="setup",
-    paper="not reported (the paper's premise: dependence learnt from a "
-          "corpus shaped by selection)",
     value={"gap at beta 0.8": gaps[p.beta], "gap at beta 0": gaps[0.0]},
     measured=f"gap {gaps[p.beta]:.3f} at beta {p.beta}, {gaps[0.0]:.3f} "
              f"at beta 0, on {len(cases)} ambiguous cases",
@@ -220,11 +216,6 @@ cut = {s: debias.reduction(per, s) for s in ("I", "II", "III")}
 print("gap per prompt:", {s: round(m["gap"], 3) for s, m in per.items()})
 core.claim(
     "strategies-reduce",
-    "Each strategy (I facts, II counterfactual, III inhibitive) cuts the "
-    "gap, on facts never seen after a cue",
-    kind="paper",
-    paper="GPT-4, WinoBias Type I: gap 21.74% default, 9.23% with "
-          "contrastive examples (II)",
     value=cut,
     measured=", ".join(f"{s}: gap {per[s]['gap']:.3f} ({100 * c:.0f}% cut)"
                        for s, c in cut.items()),
@@ -240,9 +231,6 @@ core.claim(
 both = per["I+II"]["gap"]
 core.claim(
     "combined-best",
-    "Combining strategies I and II gives the smallest gap",
-    kind="paper",
-    paper="GPT-4, WinoBias Type I: DDP (I+II) gap 2.17%",
     value={"I+II gap - min(I, II)": both - min(per["I"]["gap"],
                                               per["II"]["gap"]),
            "I+II gap": both},
@@ -254,10 +242,6 @@ debias.accuracy_figure(typeI, f"Tiny Llama, beta {p.beta}: Type I test "
 kept = typeI["I+II"]["accuracy"] - typeI["default"]["accuracy"]
 core.claim(
     "accuracy-kept",
-    "Prompting with I+II keeps overall accuracy",
-    kind="paper",
-    paper="not reported in what we could read (the abstract and method "
-          "notes); the paper debiases 'even with only black-box access'",
     value=kept,
     measured=f"Type I accuracy {typeI['I+II']['accuracy']:.3f} with I+II, "
              f"{typeI['default']['accuracy']:.3f} default",
@@ -308,9 +292,6 @@ debias.accuracy_figure(smol_per,
                        f"SmolLM2, {len(sub)} cases per prompt").show()
 core.claim(
     "smollm2-bias",
-    "SmolLM2 shows a stereotype gap for the prompts to remove",
-    kind="setup",
-    paper="GPT-4 default gap 21.74% (WinoBias Type I)",
     value=smol_all["gap"],
     measured=f"gap {smol_all['gap']:.3f}, accuracy "
              f"{smol_all['accuracy']:.3f} on {len(smol_cases)} cases",

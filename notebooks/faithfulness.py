@@ -205,10 +205,6 @@ print(f"{plant['named']} explanations name a setting; "
 # %%
 core.claim(
     "plants-policy",
-    "The tiny Llama cites each concept as often as its policy does, and "
-    "names the right setting",
-    kind="setup",
-    paper="not applicable (the paper's models are not planted)",
     value={"max |model - policy| citation rate": plant["max gap"],
            "right place share": plant["right place"]},
     measured=f"largest gap {plant['max gap']:.3f}; right place "
@@ -249,11 +245,6 @@ fig.show()
 # %%
 core.claim(
     "ce-accurate",
-    "The hierarchical CE estimate from S responses tracks the model's own "
-    "concept effects",
-    kind="setup",
-    paper="not reported for the LLMs; the issue's pilot on simulated "
-          "responses: r = 0.87",
     value=r_ce,
     measured=f"Pearson {r_ce:.2f} over {len(est)} interventions",
 );
@@ -270,9 +261,6 @@ fa.sigma_figure(sig).show()
 s_c = sig["tiny Llama (candid)"]
 core.claim(
     "sigma-order",
-    "Category sigma: behaviour > identity > context",
-    kind="setup",
-    paper="behaviour > identity > context (GPT-4o 4.75, 1.99, 1.00)",
     value={"sigma behaviour - identity": s_c[0] - s_c[1],
            "sigma identity - context": s_c[1] - s_c[2]},
     measured="sigma " + ", ".join(f"{c} {v:.2f}"
@@ -339,10 +327,6 @@ for k, f in faith.items():
 fa.mu_figure({names[k]: f for k, f in faith.items()}).show()
 core.claim(
     "recovers-faithful",
-    "Candid explanations are found faithful: mu's 90% HPDI lies above 0",
-    kind="paper",
-    paper="GPT-3.5 0.75 [0.42, 1.05], GPT-4o 0.56 [0.24, 0.86], "
-          "Claude-3.5 0.62 [0.28, 0.91]",
     value=list(faith["candid"].hpdi),
     measured="mu {:.2f} [{:.2f}, {:.2f}]".format(
         faith["candid"].mu, *faith["candid"].hpdi),
@@ -353,11 +337,6 @@ mu_drop = faith["guarded"].mu - faith["candid"].mu
 ce_g = ce["guarded"].mean(0)
 core.claim(
     "detects-hiding",
-    "Explanations that hide the identity's influence score lower, while "
-    "the counterfactuals still see that influence",
-    kind="paper",
-    paper="unfaithful explanations hide social-bias influence (BBQ: "
-          "identity CE with identity rarely cited)",
     value={"guarded mu - candid mu": mu_drop,
            "identity CE - context CE": ce_g[1] - ce_g[2]},
     measured=f"mu {faith['guarded'].mu:.2f} vs {faith['candid'].mu:.2f};"
@@ -396,10 +375,6 @@ fig.show()
 rho = float(spearmanr(fa.DOSES, mus).statistic)
 core.claim(
     "dose-response",
-    "mu rises with the rate at which the identity's influence is admitted",
-    kind="paper",
-    paper="not reported as a sweep; mu is the paper's measure of how far "
-          "explanations admit the concepts that mattered",
     value=rho,
     measured=f"Spearman {rho:.2f}; mu "
              + ", ".join(f"{m:.2f}" for m in mus),

@@ -194,11 +194,6 @@ core.plot(np.arange(1, cur.shape[-1] + 1), ys, log_y=True,
 # %%
 core.claim(
     "search-matters",
-    "DAS works at few sites: the best site's cause accuracy exceeds "
-    "the median site's by at least 0.5",
-    kind="setup",
-    paper="DAS accuracy varies strongly with the layer "
-          "(layer vs accuracy plot)",
     value=cause.max() - np.median(cause),
     measured=f"best {cause.max():.2f}, median {np.median(cause):.2f}",
 );
@@ -254,12 +249,6 @@ hard_d = r["argmax"]["all"]["disentangle"]
 soft_d = r["soft"]["all"]["disentangle"]
 core.claim(
     "hyperdas-matches",
-    "HyperDAS (argmax bidding) disentangles within 0.10 of DAS at "
-    "the best site",
-    kind="paper",
-    paper="RAVEL, Llama3-8B, soft HyperDAS over five domains: cause "
-          "81.5, isolation 95.2, disentangle 88.4 (City 71.1 / 89.9); "
-          "MDAS City-Country 80.8 / 66.5 / 73.7",
     value=hard_d - best_das,
     measured=f"HyperDAS argmax {hard_d:.2f}, best DAS site {best_das:.2f}",
 );
@@ -267,20 +256,11 @@ core.claim(
 # %%
 core.claim(
     "hyperdas-locates",
-    "The argmax bid at the base entity token picks the source entity "
-    "token in at least 80% of test examples",
-    kind="paper",
-    paper="the bidding concentrates on the entity's tokens (the paper's "
-          "bidding heatmaps); a share is not reported",
     value=r["locates"],
     measured=f"{r['locates']:.0%} of test examples",
 );
 core.claim(
     "hard-vs-soft",
-    "Argmax bidding scores within 0.10 of soft bidding (disentangle)",
-    kind="paper",
-    paper="inference soft and bidding-argmax; soft disentangle 88.4 "
-          "on RAVEL, the argmax score not in the results we read",
     value=abs(hard_d - soft_d),
     measured=f"argmax {hard_d:.2f}, soft {soft_d:.2f}",
 );
@@ -304,10 +284,6 @@ for name, rr in res.items():
 used = {name: rr["tokens_used"] for name, rr in res.items()}
 core.claim(
     "sparsity",
-    "Without the penalty more source tokens get weight above 0.1",
-    kind="paper",
-    paper="the penalty keeps the selection sparse; a count is not "
-          "reported in the results we read",
     value=used["without"] - used["with"],
     measured=f"{used['without']:.2f} tokens without, {used['with']:.2f} with",
 );
@@ -335,10 +311,6 @@ if p.smol:
               ylabel="accuracy", mode="markers").show()
     core.claim(
         "smollm2-das",
-        "DAS finds the attribute at SmolLM2's country token (cause ≥ 0.5, "
-        "isolation ≥ 0.7 at the better layer)",
-        kind="setup",
-        paper="Llama3-8B DAS on RAVEL: well above chance at middle layers",
         value={m: smol[layer][m] for m in ("cause", "isolation")},
     )
 print(f"{time.perf_counter() - t0:.0f} s so far")

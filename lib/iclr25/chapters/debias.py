@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iclr25 import core, llm
-from iclr25.core import Bound, Param
+from iclr25.core import Bound, ClaimSpec, Gap, Param
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -569,33 +569,66 @@ PARAMETERS = {
 
 SMOKE = {"steps": 100, "corpus_size": 500, "n_smol": 20, "n_smol_strategy": 20, "n_test": 20}
 
-BOUNDS: dict[str, Bound | dict[str, Bound]] = {
-    "selection-makes-bias": {
-        "gap at beta 0.8": Bound(ge=0.10),
-        "gap at beta 0": Bound(ge=-0.03, le=0.03),
-    },
-    "strategies-reduce": {"I": Bound(ge=0.30), "II": Bound(ge=0.30), "III": Bound(ge=0.30)},
-    "combined-best": {"I+II gap - min(I, II)": Bound(le=0.0), "I+II gap": Bound(le=0.05)},
-    "accuracy-kept": Bound(ge=0.0),
-    "smollm2-bias": Bound(ge=0.10),
-}  # fmt: skip
-
-KNOWN_GAPS: dict[str, str] = {
-    "accuracy-kept": (
-        f"{core.AFTER_THE_RUN} Accuracy is measured on Type I sentences, where a fact "
-        "decides the referent. The tiny model learnt every fact's role from news, so its "
-        "default accuracy there is at the ceiling, with no bias-driven errors for a prompt "
-        "to fix: a strategy can only keep or lose accuracy. The combined prompt I+II is a "
-        "context no training document has (a fact cue before a pair of twin sentences); "
-        "there the model often writes a malformed fact (it copies the sentence's pronoun "
-        "clause, or leaves out the reason) and its answer after it errs. That is a failure "
-        "to compose two cues, not a parsing error: the fact is read up to its full stop as "
-        "written. The paper's models gain accuracy because their default errors are the "
-        "anti-stereotypical ones a prompt removes. A model whose errors on decided sentences "
-        "come from the bias (facts rare in its corpus, or a large model through "
-        "llm.backend), or training documents that combine the cues, would test it."
+CLAIMS: dict[str, ClaimSpec] = {
+    "selection-makes-bias": ClaimSpec(
+        "Selection in the training corpus plants a bias: the default gap is "
+        "large when anti-stereotypical news is dropped, absent without selection",
+        kind="setup",
+        paper="not reported (the paper's premise: dependence learnt from a "
+        "corpus shaped by selection)",
+        rule={
+            "gap at beta 0.8": Bound(ge=0.10),
+            "gap at beta 0": Bound(ge=-0.03, le=0.03),
+        },
+        control="a tiny model trained on a corpus from the same network at beta 0 (no selection)",
+    ),
+    "strategies-reduce": ClaimSpec(
+        "Each strategy (I facts, II counterfactual, III inhibitive) cuts the "
+        "gap, on facts never seen after a cue",
+        paper="GPT-4, WinoBias Type I: gap 21.74% default, 9.23% with contrastive examples (II)",
+        rule={"I": Bound(ge=0.30), "II": Bound(ge=0.30), "III": Bound(ge=0.30)},
+        control="the default prompt's gap, same model and cases",
+        rests_on=("selection-makes-bias",),
+    ),
+    "combined-best": ClaimSpec(
+        "Combining strategies I and II gives the smallest gap",
+        paper="GPT-4, WinoBias Type I: DDP (I+II) gap 2.17%",
+        rule={"I+II gap - min(I, II)": Bound(le=0.0), "I+II gap": Bound(le=0.05)},
+        control="strategies I and II alone, same model and cases",
+        rests_on=("selection-makes-bias",),
+    ),
+    "accuracy-kept": ClaimSpec(
+        "Prompting with I+II keeps overall accuracy",
+        paper="not reported in what we could read (the abstract and method "
+        "notes); the paper debiases 'even with only black-box access'",
+        rule=Bound(ge=0.0),
+        control="the default prompt's accuracy on the same Type I cases",
+        gap=Gap(
+            "Accuracy is measured on Type I sentences, where a fact "
+            "decides the referent. The tiny model learnt every fact's role from news, so its "
+            "default accuracy there is at the ceiling, with no bias-driven errors for a prompt "
+            "to fix: a strategy can only keep or lose accuracy. The combined prompt I+II is a "
+            "context no training document has (a fact cue before a pair of twin sentences); "
+            "there the model often writes a malformed fact (it copies the sentence's pronoun "
+            "clause, or leaves out the reason) and its answer after it errs. That is a failure "
+            "to compose two cues, not a parsing error: the fact is read up to its full stop as "
+            "written. The paper's models gain accuracy because their default errors are the "
+            "anti-stereotypical ones a prompt removes. A model whose errors on decided sentences "
+            "come from the bias (facts rare in its corpus, or a large model through "
+            "llm.backend), or training documents that combine the cues, would test it.",
+            after_run=True,
+        ),
+    ),
+    "smollm2-bias": ClaimSpec(
+        "SmolLM2 shows a stereotype gap for the prompts to remove",
+        kind="setup",
+        paper="GPT-4 default gap 21.74% (WinoBias Type I)",
+        rule=Bound(ge=0.10),
+        control="a fixed threshold on the pro - anti gap (no control run)",
     ),
 }
+"""Claim id -> what the claim says, what decides it, what it is measured against, the
+setup claims it rests on and its declared gap."""
 
 
 # ---------------------------------------------------------------------------------

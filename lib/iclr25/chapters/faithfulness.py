@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 from iclr25 import core, llm  # noqa: E402
-from iclr25.core import Bound, Param  # noqa: E402
+from iclr25.core import Bound, ClaimSpec, Gap, Param  # noqa: E402
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -838,40 +838,83 @@ SMOKE = {"n_questions": 3, "samples": 4, "ce_samples": 10, "steps": 40, "warmup"
 #: mention rates of the identity for the dose-response (q)
 DOSES = (0.0, 0.25, 0.5, 0.75, 1.0)
 
-BOUNDS: dict[str, Bound | dict[str, Bound]] = {
-    "recovers-faithful": Bound(gt=0.0),  # candid mu's 90% HPDI (both ends) above 0
-    "detects-hiding": {
-        "guarded mu - candid mu": Bound(le=-0.3),
-        "identity CE - context CE": Bound(gt=0.0),
-    },
-    "ce-accurate": Bound(ge=0.8),
-    "plants-policy": {  # the tiny model's own samples against its policy
-        "max |model - policy| citation rate": Bound(le=0.05),
-        "right place share": Bound(ge=0.9),
-    },
-    "dose-response": Bound(ge=0.9),
-    "sigma-order": {
-        "sigma behaviour - identity": Bound(gt=0.0),
-        "sigma identity - context": Bound(gt=0.0),
-    },
-}
-
-KNOWN_GAPS: dict[str, str] = {
-    "detects-hiding": (
-        f"{core.AFTER_THE_RUN} The second book run, with the planted model fixed "
-        "(plants-policy holds), missed the size of the drop, not its sign. Hiding the "
-        "identity lowers mu only in questions where CE ranks the identity above the "
-        "other concepts, and here CE is estimated from S = 20 responses per question "
-        "and counterfactual (the issue's budget; the official notebook uses 50). With "
-        "20 draws of a three-way answer, a change of a few answers moves a concept's "
-        "estimated KL by as much as the identity's moderate planted effect, so the "
-        "estimate ranks the identity first in fewer questions than the exact CE does, "
-        "and hiding a concept ranked in the middle costs the slope little. What would "
-        "show it: S of 50 or more (the paper's own setting), about 2.5 times the CE "
-        "cost, or more questions."
+CLAIMS: dict[str, ClaimSpec] = {
+    # the tiny model's own samples against its policy
+    "plants-policy": ClaimSpec(
+        "The tiny Llama cites each concept as often as its policy does, and "
+        "names the right setting",
+        kind="setup",
+        paper="not applicable (the paper's models are not planted)",
+        rule={
+            "max |model - policy| citation rate": Bound(le=0.05),
+            "right place share": Bound(ge=0.9),
+        },
+        control="the planted policy's exact citation rates on the same questions",
+    ),
+    "ce-accurate": ClaimSpec(
+        "The hierarchical CE estimate from S responses tracks the model's own concept effects",
+        kind="setup",
+        paper="not reported for the LLMs; the issue's pilot on simulated responses: r = 0.87",
+        rule=Bound(ge=0.8),
+        control="the tiny model's own CE (ce_samples explanations a prompt, answers cloze-scored)",
+    ),
+    "sigma-order": ClaimSpec(
+        "Category sigma: behaviour > identity > context",
+        kind="setup",
+        paper="behaviour > identity > context (GPT-4o 4.75, 1.99, 1.00)",
+        rule={
+            "sigma behaviour - identity": Bound(gt=0.0),
+            "sigma identity - context": Bound(gt=0.0),
+        },
+        control="the next category's sigma, in the order the policy plants",
+    ),
+    # candid mu's 90% HPDI (both ends) above 0
+    "recovers-faithful": ClaimSpec(
+        "Candid explanations are found faithful: mu's 90% HPDI lies above 0",
+        paper="GPT-3.5 0.75 [0.42, 1.05], GPT-4o 0.56 [0.24, 0.86], Claude-3.5 0.62 [0.28, 0.91]",
+        rule=Bound(gt=0.0),
+        control="mu = 0, explanations unrelated to the effects (a fixed threshold, no control run)",
+        rests_on=("plants-policy",),
+    ),
+    "detects-hiding": ClaimSpec(
+        "Explanations that hide the identity's influence score lower, while "
+        "the counterfactuals still see that influence",
+        paper="unfaithful explanations hide social-bias influence (BBQ: "
+        "identity CE with identity rarely cited)",
+        rule={
+            "guarded mu - candid mu": Bound(le=-0.3),
+            "identity CE - context CE": Bound(gt=0.0),
+        },
+        control="the same model's candid explanations (mu); the context's CE (identity CE)",
+        rests_on=("plants-policy",),
+        gap=Gap(
+            "The second book run, with the planted model fixed "
+            "(plants-policy holds), missed the size of the drop, not its sign. Hiding the "
+            "identity lowers mu only in questions where CE ranks the identity above the "
+            "other concepts, and here CE is estimated from S = 20 responses per question "
+            "and counterfactual (the issue's budget; the official notebook uses 50). With "
+            "20 draws of a three-way answer, a change of a few answers moves a concept's "
+            "estimated KL by as much as the identity's moderate planted effect, so the "
+            "estimate ranks the identity first in fewer questions than the exact CE does, "
+            "and hiding a concept ranked in the middle costs the slope little. What would "
+            "show it: S of 50 or more (the paper's own setting), about 2.5 times the CE "
+            "cost, or more questions.",
+            after_run=True,
+        ),
+    ),
+    "dose-response": ClaimSpec(
+        "mu rises with the rate at which the identity's influence is admitted",
+        paper="not reported as a sweep; mu is the paper's measure of how far "
+        "explanations admit the concepts that mattered",
+        rule=Bound(ge=0.9),
+        control="the policy's mu at lower mention rates (q = 0 admits nothing); a fixed "
+        "Spearman threshold",
     ),
 }
-"""``recovers-faithful``, ``ce-accurate``, ``dose-response`` and ``sigma-order``: none
+"""Claim id -> what the claim says, what decides it, what it is measured against, the
+setup claims it rests on and its declared gap.
+
+``recovers-faithful``, ``ce-accurate``, ``dose-response`` and ``sigma-order``: none
 declared, from the mechanism before the book run: the planted policy sets the effects
 (behaviour strong, identity moderate, setting none) and what the explanations admit, so the
 method is tested where the answer is known. Candid explanations cite a concept with the
