@@ -253,19 +253,12 @@ ood = table["OOD test"]
 drop = 100 * (table.loc["ERM", "ID test"] - ood["ERM"])
 core.claim(
     "shift_is_real",
-    "ERM loses accuracy from the training sites to a held-out site",
-    kind="setup",
-    paper="distribution shifts across sites lead to poor OOD "
-          "generalisation (abstract); Table 2 gives ID and OOD accuracy "
-          "on ABIDE and ADNI site splits",
     value=drop,
     measured=f"ERM ID {table.loc['ERM', 'ID test']:.3f}, "
              f"OOD {ood['ERM']:.3f}: {drop:.1f} points")
 gain = 100 * (ood["BrainOOD"] - ood["ERM"])
 core.claim(
     "ood_gain",
-    "BrainOOD is more accurate than ERM on the held-out site",
-    kind="paper", paper="up to +8.5 points OOD (abstract, Table 2)",
     value=gain,
     measured=f"BrainOOD {ood['BrainOOD']:.3f} vs ERM {ood['ERM']:.3f} "
              f"({gain:+.1f} points, {p.n_seeds} seeds)");
@@ -275,10 +268,6 @@ rivals = ood[["IRM", "VREx", "GroupDRO", "GSAT"]]
 margin = 100 * (ood["BrainOOD"] - rivals.max())
 core.claim(
     "beats_ood_baselines",
-    "BrainOOD is at least as accurate on OOD as the best graph-OOD baseline",
-    kind="paper",
-    paper="outperforms 16 existing methods (abstract; Table 2, ABIDE "
-          "and ADNI site splits, 10-fold CV)",
     value=margin,
     measured=f"BrainOOD {ood['BrainOOD']:.3f} vs best baseline "
              f"{rivals.idxmax()} {rivals.max():.3f} ({margin:+.1f} points)");
@@ -316,10 +305,6 @@ roi.drop(columns="seed").round(3)
 auroc = roi.loc["BrainOOD", "auroc"]
 core.claim(
     "roi_recovery",
-    "BrainOOD's edge attention ranks the planted (disorder) ROIs first",
-    kind="paper",
-    paper="not reported as a score (real data have no ground-truth ROIs); "
-          "the case studies find regions reported in the literature",
     value={"auroc": auroc, "minus_gsat": auroc - roi.loc["GSAT", "auroc"]},
     measured=f"AUROC {auroc:.3f} (GSAT {roi.loc['GSAT', 'auroc']:.3f}); "
              f"precision@k {roi.loc['BrainOOD', 'precision_at_k']:.2f}");
@@ -378,15 +363,15 @@ pd.DataFrame({m: {n: np.mean(a) for n, a in fresh[m].items()}
 # %% [markdown]
 # ## Claims
 #
-# Each bound (`brainood.BOUNDS`) was fixed in the chapter's issue before any
-# run. All three paper claims had been declared known gaps before the book
-# run: the OOD test site holds about 67 subjects, so one model's accuracy
-# there has a binomial standard error near 5 points, the baselines run one
-# seed each, and 30 epochs are some 90 Adam steps. They held in the book
-# run, and the declarations were withdrawn. The caveat stands: each margin
-# rests on one generated held-out site, and the baselines on one seed, so
-# read a margin of a few points, above all against the best of four
-# baselines, as one draw.
+# Each rule in the module's CLAIMS registry (`brainood.CLAIMS`) was fixed in
+# the chapter's issue before any run. All three paper claims had been
+# declared known gaps before the book run: the OOD test site holds about 67
+# subjects, so one model's accuracy there has a binomial standard error near
+# 5 points, the baselines run one seed each, and 30 epochs are some 90 Adam
+# steps. They held in the book run, and the declarations were withdrawn. The
+# caveat stands: each margin rests on one generated held-out site, and the
+# baselines on one seed, so read a margin of a few points, above all against
+# the best of four baselines, as one draw.
 
 # %%
 core.claims_table();

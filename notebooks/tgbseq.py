@@ -295,17 +295,10 @@ fig.show()
 
 # %%
 GNNS = ["GraphMixer", "DyGFormer"]
-PAPER_GL = ("GoogleLocal MRR: TGN 50.5, JODIE 35.8, GraphMixer 21.3, "
-            "DyGFormer 18.4, SGNN-HN 62.9")
 heavy = {m: mean(HEAVY, m) for m in tgbseq.MODELS}
 seq = {m: mean(SEQ, m) for m in tgbseq.MODELS}
 core.claim(
     "gnns_drop",
-    "GraphMixer and DyGFormer lose at least half of their MRR from the "
-    "repeat-heavy to the sequential stream (means over seeds)",
-    kind="paper",
-    paper="sharp drops on TGB-Seq (DyGFormer leads on Wikipedia/Reddit; "
-          + PAPER_GL + ")",
     value=[seq[m] / heavy[m] for m in GNNS],
     measured="sequential / repeat-heavy MRR: " + "; ".join(
         f"{m} {seq[m]:.3f} / {heavy[m]:.3f}" for m in GNNS),
@@ -314,10 +307,6 @@ core.claim(
 # %%
 core.claim(
     "gnns_strong_on_repeats",
-    "GraphMixer and DyGFormer are strong on the repeat-heavy stream: MRR at "
-    "least 0.3 (means over seeds)",
-    kind="paper",
-    paper="near-perfect scores on the repeat-heavy classic benchmarks",
     value=[heavy[m] for m in GNNS],
     measured="; ".join(f"{m} {heavy[m]:.3f} ± {sd(HEAVY, m):.3f}"
                        for m in GNNS),
@@ -333,19 +322,11 @@ core.claim(
 best_gnn = max(tgbseq.TEMPORAL_GNNS, key=seq.get)
 core.claim(
     "sasrec_learns",
-    "SASRec learns the sequential dynamics: on the sequential stream its "
-    "MRR (mean over seeds) exceeds chance by more than 0.2",
-    kind="setup",
-    paper=PAPER_GL + " (SGNN-HN, a sequential recommender, is first)",
     value=seq["SASRec"] - chance,
     measured=f"SASRec {seq['SASRec']:.3f}, chance {chance:.3f}",
 );
 core.claim(
     "sasrec_ahead",
-    "On the sequential stream SASRec ranks above every temporal GNN "
-    "(GraphMixer, DyGFormer, TGN; means over seeds)",
-    kind="paper",
-    paper=PAPER_GL,
     value=seq["SASRec"] - seq[best_gnn],
     measured=f"SASRec {seq['SASRec']:.3f} ± {sd(SEQ, 'SASRec'):.3f}; best "
              f"temporal GNN {best_gnn} {seq[best_gnn]:.3f}",
@@ -354,10 +335,6 @@ core.claim(
 # %%
 core.claim(
     "tgn_best_gnn",
-    "On the sequential stream the memory model TGN ranks above GraphMixer "
-    "and DyGFormer (means over seeds)",
-    kind="paper",
-    paper=PAPER_GL,
     value=seq["TGN"] - max(seq[m] for m in GNNS),
     measured="; ".join(f"{m} {seq[m]:.3f} ± {sd(SEQ, m):.3f}"
                        for m in tgbseq.TEMPORAL_GNNS),
@@ -396,11 +373,6 @@ seen_lead = {m: mean(HEAVY, m, "seen") - mean(HEAVY, m, "unseen")
              for m in GNNS}
 core.claim(
     "unseen_much_lower",
-    "On the repeat-heavy stream GraphMixer and DyGFormer rank seen test "
-    "edges far better than unseen ones: MRR seen minus unseen above 0.2",
-    kind="paper",
-    paper="existing methods focus on repeated edges and generalise poorly "
-          "to unseen edges",
     value=list(seen_lead.values()),
     measured="; ".join(
         f"{m} {mean(HEAVY, m, 'seen'):.3f} / {mean(HEAVY, m, 'unseen'):.3f}"
@@ -448,10 +420,6 @@ if len(SWEEP_KEYS) >= 3:
     rho = spearmanr(ratios, dyg).statistic
     core.claim(
         "dygformer_tracks_repeats",
-        "DyGFormer's MRR rises with the repeated-edge ratio (Spearman rho "
-        "over the sweep)",
-        kind="paper",
-        paper="performance is driven by repeated edges",
         value=rho,
         measured=f"rho = {rho:.2f} over {len(SWEEP_KEYS)} streams",
     );
@@ -501,19 +469,11 @@ print("largest |score(positive) - score(negative)|: " + ", ".join(
     f"{m} {toy_res[m]['tie_gap']:.2g}" for m in ["GraphMixer", "DyGFormer"]))
 core.claim(
     "toy_learnable",
-    "The toy's next item follows from the order of the last items: SASRec's "
-    "test AP exceeds 0.9",
-    kind="setup",
-    paper="temporal GNNs at about 50% AP (chance) on the toy",
     value=toy_ap["SASRec"],
     measured=f"SASRec AP {toy_ap['SASRec']:.3f}",
 );
 core.claim(
     "toy_tgn_chance",
-    "The memory model TGN cannot tell the toy's candidates apart either: "
-    "test AP within 0.1 of chance (0.5)",
-    kind="paper",
-    paper="temporal GNNs at about 50% AP (chance) on the toy",
     value=toy_ap["TGN"],
     measured=f"TGN AP {toy_ap['TGN']:.3f}",
 );
@@ -552,10 +512,6 @@ fig.show()
 ratio = per["DyGFormer"]["wall"] / per["SASRec"]["wall"]
 core.claim(
     "training_cost",
-    "Training DyGFormer costs more per interaction than training SASRec "
-    "(ratio of median wall seconds per interaction)",
-    kind="paper",
-    paper="current temporal GNNs incur substantial training costs on TGB-Seq",
     value=ratio,
     measured=f"{ratio:.3g}x: " + "; ".join(
         f"{m} {per[m]['wall']:.3g} ms wall, {per[m]['cpu']:.3g} ms CPU per "
@@ -565,12 +521,13 @@ core.claim(
 # %% [markdown]
 # ## Claims
 #
-# The bounds (`tgbseq.BOUNDS`) were fixed before running. A claim of kind
-# `paper` is one the paper makes; one of kind `setup` checks that our
-# experiment can test the paper at all. A claim expected to miss at our scale
-# is declared, with its diagnosis, in `tgbseq.KNOWN_GAPS` before the run; the
-# three that GraphMixer's short training misses were declared after the first
-# run of this redesigned chapter (their diagnosis says so).
+# The rules in the module's CLAIMS registry (`tgbseq.CLAIMS`) were fixed
+# before running. A claim of kind `paper` is one the paper makes; one of kind
+# `setup` checks that our experiment can test the paper at all. A claim
+# expected to miss at our scale is declared, with its diagnosis, in the
+# module's CLAIMS registry before the run; the three that GraphMixer's short
+# training misses were declared after the first run of this redesigned
+# chapter (their diagnosis says so).
 
 # %%
 core.claims_table();

@@ -51,7 +51,7 @@ import torch
 from torch import nn
 
 from iclr25 import core
-from iclr25.core import Param
+from iclr25.core import Bound, ClaimSpec, Gap, Param
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -1150,60 +1150,124 @@ SASREC_BATCH = 16
 TIMING_ROUNDS = 3
 """Training epochs of DyGFormer and SASRec timed in alternation for the cost claim."""
 
-BOUNDS = {
+PAPER_GL = "GoogleLocal MRR: TGN 50.5, JODIE 35.8, GraphMixer 21.3, DyGFormer 18.4, SGNN-HN 62.9"
+"""The paper's GoogleLocal leaderboard, quoted by the claims on the sequential stream."""
+
+GRAPHMIXER_GAP = Gap(
+    "Each is required of both GraphMixer and DyGFormer, and "
+    "GraphMixer is under-trained at the book's scale: at most 5 epochs of about 21 "
+    "batches give it about a hundred optimiser steps, too few for its concatenating "
+    "MLP to learn to match a candidate's edge features against the user's recent "
+    "links, the only way a model without item identity can tell a repeat. It then "
+    "scores the repeat-heavy stream barely above popularity, so it has no repeat skill "
+    "to lose on the sequential stream and ranks seen and unseen edges alike. "
+    "DyGFormer, whose neighbour co-occurrence encoding counts repeats directly, needs "
+    "no such learning. What would show it: tens of epochs under the validation "
+    "patience (-p epochs=30, about 100 s more CPU), or a longer stream.",
+    after_run=True,
+)
+"""The gap the three claims required of GraphMixer share, declared after a book run."""
+
+CLAIMS: dict[str, ClaimSpec] = {
     # mean over seeds of test MRR on the sequential stream / on the repeat-heavy one,
     # GraphMixer and DyGFormer
-    "gnns_drop": core.Bound(le=0.5),
+    "gnns_drop": ClaimSpec(
+        "GraphMixer and DyGFormer lose at least half of their MRR from the "
+        "repeat-heavy to the sequential stream (means over seeds)",
+        paper="sharp drops on TGB-Seq (DyGFormer leads on Wikipedia/Reddit; " + PAPER_GL + ")",
+        rule=Bound(le=0.5),
+        control="the same models' MRR on the repeat-heavy stream",
+        gap=GRAPHMIXER_GAP,
+    ),
     # mean over seeds of the test MRR of GraphMixer and DyGFormer on the repeat-heavy stream
-    "gnns_strong_on_repeats": core.Bound(ge=0.3),
+    "gnns_strong_on_repeats": ClaimSpec(
+        "GraphMixer and DyGFormer are strong on the repeat-heavy stream: MRR at "
+        "least 0.3 (means over seeds)",
+        paper="near-perfect scores on the repeat-heavy classic benchmarks",
+        rule=Bound(ge=0.3),
+        control="a fixed threshold, MRR 0.3 (no control run)",
+        gap=GRAPHMIXER_GAP,
+    ),
+    # SASRec's test MRR (mean over seeds) minus chance on the sequential stream
+    "sasrec_learns": ClaimSpec(
+        "SASRec learns the sequential dynamics: on the sequential stream its "
+        "MRR (mean over seeds) exceeds chance by more than 0.2",
+        kind="setup",
+        rule=Bound(gt=0.2),
+        control="chance: the MRR of a random ranking among the same negatives",
+    ),
+    # sequential stream, means over seeds: SASRec's MRR minus the best temporal GNN's
+    "sasrec_ahead": ClaimSpec(
+        "On the sequential stream SASRec ranks above every temporal GNN "
+        "(GraphMixer, DyGFormer, TGN; means over seeds)",
+        paper=PAPER_GL,
+        rule=Bound(gt=0),
+        control="the best temporal GNN (GraphMixer, DyGFormer, TGN) on the same stream",
+        rests_on=("sasrec_learns",),
+    ),
+    # sequential stream, means over seeds: TGN's MRR minus the best of GraphMixer, DyGFormer
+    "tgn_best_gnn": ClaimSpec(
+        "On the sequential stream the memory model TGN ranks above GraphMixer "
+        "and DyGFormer (means over seeds)",
+        paper=PAPER_GL,
+        rule=Bound(gt=0),
+        control="the better of GraphMixer and DyGFormer on the same stream",
+        gap=Gap(
+            "TGN leads the temporal GNNs on GoogleLocal with memories trained over millions "
+            "of interactions for up to 50 epochs (patience 5). Here an item's memory gets "
+            "about 20 updates an epoch (4,200 training interactions over 200 items) for at "
+            "most 5 epochs, too few for the GRU to carry which item came before; what the "
+            "sequential stream then offers a model without item identity is popularity, "
+            "which all three temporal GNNs read from the times of a node's links, so their "
+            "order is not decided by memory. Longer user histories (length=100), more users "
+            "(n_users=1000) and tens of epochs would test it."
+        ),
+    ),
     # repeat-heavy stream, mean over seeds: MRR on seen minus MRR on unseen test edges,
     # GraphMixer and DyGFormer
-    "unseen_much_lower": core.Bound(gt=0.2),
-    # SASRec's test MRR (mean over seeds) minus chance on the sequential stream
-    "sasrec_learns": core.Bound(gt=0.2),
-    # sequential stream, means over seeds: SASRec's MRR minus the best temporal GNN's
-    "sasrec_ahead": core.Bound(gt=0),
-    # sequential stream, means over seeds: TGN's MRR minus the best of GraphMixer, DyGFormer
-    "tgn_best_gnn": core.Bound(gt=0),
+    "unseen_much_lower": ClaimSpec(
+        "On the repeat-heavy stream GraphMixer and DyGFormer rank seen test "
+        "edges far better than unseen ones: MRR seen minus unseen above 0.2",
+        paper="existing methods focus on repeated edges and generalise poorly to unseen edges",
+        rule=Bound(gt=0.2),
+        control="the same models' MRR on the unseen test edges",
+        gap=GRAPHMIXER_GAP,
+    ),
     # Spearman rho between the test repeated-edge ratio and DyGFormer's MRR over the sweep
-    "dygformer_tracks_repeats": core.Bound(gt=0.8),
+    "dygformer_tracks_repeats": ClaimSpec(
+        "DyGFormer's MRR rises with the repeated-edge ratio (Spearman rho over the sweep)",
+        paper="performance is driven by repeated edges",
+        rule=Bound(gt=0.8),
+        control="a fixed threshold on Spearman rho (no control run)",
+    ),
     # SASRec's test AP on the paper's toy (GraphMixer's and DyGFormer's is 0.5 by
     # construction: see the chapter)
-    "toy_learnable": core.Bound(gt=0.9),
+    "toy_learnable": ClaimSpec(
+        "The toy's next item follows from the order of the last items: SASRec's "
+        "test AP exceeds 0.9",
+        kind="setup",
+        rule=Bound(gt=0.9),
+        control="a fixed threshold, AP 0.9 (no control run; chance is 0.5)",
+    ),
     # TGN's test AP on the paper's toy: chance (0.5) within 0.1
-    "toy_tgn_chance": core.Bound(ge=0.4, le=0.6),
+    "toy_tgn_chance": ClaimSpec(
+        "The memory model TGN cannot tell the toy's candidates apart either: "
+        "test AP within 0.1 of chance (0.5)",
+        paper="temporal GNNs at about 50% AP (chance) on the toy",
+        rule=Bound(ge=0.4, le=0.6),
+        control="chance, AP 0.5 with one negative each (a fixed value, no control run)",
+        rests_on=("toy_learnable",),
+    ),
     # median wall seconds per training interaction: DyGFormer / SASRec, in alternation
-    "training_cost": core.Bound(gt=1),
-}
-"""Claim id -> the bound that decides it, fixed before the run."""
-
-KNOWN_GAPS = {
-    "tgn_best_gnn": (
-        "TGN leads the temporal GNNs on GoogleLocal with memories trained over millions "
-        "of interactions for up to 50 epochs (patience 5). Here an item's memory gets about 20 "
-        "updates an epoch (4,200 training interactions over 200 items) for at most 5 "
-        "epochs, too few for the GRU to carry which item came before; what the sequential "
-        "stream then offers a model without item identity is popularity, which all three "
-        "temporal GNNs read from the times of a node's links, so their order is not "
-        "decided by memory. Longer user histories (length=100), more users (n_users=1000) "
-        "and tens of epochs would test it."
-    ),
-    **dict.fromkeys(
-        ("gnns_drop", "gnns_strong_on_repeats", "unseen_much_lower"),
-        f"{core.AFTER_THE_RUN} Each is required of both GraphMixer and DyGFormer, and "
-        "GraphMixer is under-trained at the book's scale: at most 5 epochs of about 21 "
-        "batches give it about a hundred optimiser steps, too few for its concatenating "
-        "MLP to learn to match a candidate's edge features against the user's recent "
-        "links, the only way a model without item identity can tell a repeat. It then "
-        "scores the repeat-heavy stream barely above popularity, so it has no repeat skill "
-        "to lose on the sequential stream and ranks seen and unseen edges alike. "
-        "DyGFormer, whose neighbour co-occurrence encoding counts repeats directly, needs "
-        "no such learning. What would show it: tens of epochs under the validation "
-        "patience (-p epochs=30, about 100 s more CPU), or a longer stream.",
+    "training_cost": ClaimSpec(
+        "Training DyGFormer costs more per interaction than training SASRec "
+        "(ratio of median wall seconds per interaction)",
+        paper="current temporal GNNs incur substantial training costs on TGB-Seq",
+        rule=Bound(gt=1),
+        control="SASRec's training time per interaction, timed in alternation",
     ),
 }
-"""Claim id -> why our scale or data cannot show it (written before the run, unless it
-opens with ``core.AFTER_THE_RUN``)."""
+"""Claim id -> what it says, the rule that decides it, its control and any declared gap."""
 
 
 # ---------------------------------------------------------------------------------
