@@ -51,6 +51,7 @@ import numpy as np
 
 from iclr25 import core, llm
 from iclr25.chapters import mcqa
+from iclr25.core import stats
 
 p = core.chapter("mcqa", globals())
 
@@ -148,12 +149,6 @@ print("letters SmolLM2 picks on Colors (A/B/C/D, official):",
 acc = {f"{task} {fmt}": a for (task, fmt), a in smol_accuracy.items()}
 core.claim(
     "smollm2-format",
-    "A model can have the answer (cloze) and still fail formatted MCQA; the "
-    "Colors task, whose answer is in the context, exposes it",
-    kind="paper",
-    paper="a synthetic task with the answer in the context disentangles "
-          "sources of error and pinpoints whether a model has learned "
-          "formatted MCQA",
     value={"Colors cloze": acc["Colors cloze"],
            "Colors A/B/C/D, official template":
                acc["Colors A/B/C/D, official"]},
@@ -161,12 +156,12 @@ core.claim(
 );
 
 # %% [markdown]
-# The bound, fixed beforehand (the module's `BOUNDS`): cloze accuracy on Colors at
-# least 0.9 and lettered accuracy in the official template at most 0.4 (chance is
-# 0.25); the bare template is reported beside it. A claim is of kind
-# *paper* (the paper makes it; its figure is quoted) or *setup* (our experiment can
-# test the paper at all); one expected to miss at our scale is declared, with its
-# diagnosis, in the module's `KNOWN_GAPS` before the run.
+# The bound, fixed beforehand (the module's CLAIMS registry): cloze accuracy on Colors
+# at least 0.9 and lettered accuracy in the official template at most 0.4 (chance is
+# 0.25); the bare template is reported beside it. A claim is of kind *paper* (the paper
+# makes it; its figure is quoted) or *setup* (our experiment can test the paper at all);
+# one expected to miss at our scale is declared, with its diagnosis, in the module's
+# CLAIMS registry before the run.
 #
 # ### Vocabulary projection
 #
@@ -188,11 +183,11 @@ smol_projection = mcqa.cached_run(
     lambda: llm.vocab_projection(smol, smol_prompts, "residual", smol_tokens))
 smol_separation = mcqa.separation(smol_projection, colours)
 per_item = mcqa.item_separation(smol_projection, colours)
-intervals = np.array([mcqa.bootstrap_interval(row, rng) for row in per_item])
+interval = [stats.mean(row, seed=p.seed) for row in per_item]
 mcqa.separation_figure(
     {"separation (nats)": smol_separation,
-     "95% interval, low": intervals[:, 0],
-     "95% interval, high": intervals[:, 1]},
+     "95% interval, low": [e.low for e in interval],
+     "95% interval, high": [e.high for e in interval]},
     {"P(A, B, C or D)": smol_projection.exp().sum(-1).mean(-1).numpy(),
      "projection accuracy":
          mcqa.projection_accuracy(smol_projection, colours)},
@@ -202,25 +197,20 @@ mcqa.separation_figure(
 # %% [markdown]
 # The paper's claim is about what a failing model outputs, so the bound, fixed
 # beforehand, is on the output: a separation below 0.5 nats at each of SmolLM2's last
-# `LAST_LAYERS` layers. The middle layers are reported with a bootstrap interval over
-# the items (resampling items, 95%).
+# `LAST_LAYERS` layers. The middle layers are reported with a 95% interval from a
+# bootstrap over the items (`core.stats.mean`).
 
 # %%
 peak = int(smol_separation.argmax())
 output = smol_separation[-mcqa.LAST_LAYERS:]
 core.claim(
     "smollm2-no-separation",
-    "A model that fails formatted MCQA does not separate the answer symbols "
-    "in vocabulary space at its output",
-    kind="paper",
-    paper="poorly performing models cannot separate the answer symbols in "
-          "vocabulary space",
     value=output,
     measured=f"SmolLM2 ({p.template} template): last {mcqa.LAST_LAYERS} "
              f"layers {', '.join(f'{s:.2f}' for s in output)} nats; largest "
              f"over its {smol.n_layers} layers {smol_separation[peak]:.2f} "
-             f"(layer {peak}, 95% interval {intervals[peak, 0]:.2f} to "
-             f"{intervals[peak, 1]:.2f})",
+             f"(layer {peak}, 95% interval {interval[peak].low:.2f} to "
+             f"{interval[peak].high:.2f})",
 );
 
 # %% [markdown]
@@ -243,8 +233,8 @@ core.claim(
 # prompt the model is tested on. The loss is the next-token cross-entropy on the answer
 # symbols of each prompt (the shots' and the query's).
 #
-# We expect the held-out test to fail at this scale, and declared it before the run
-# (the module's `KNOWN_GAPS`). A pretrained model meets Q/Z/R/X as letters it has read
+# We expect the held-out test to fail at this scale, and declared it before the run (the
+# module's CLAIMS registry). A pretrained model meets Q/Z/R/X as letters it has read
 # many times; our tiny model meets them first at test time, as random vectors that
 # nothing ties to the options they label. Answering in them needs a mechanism that
 # copies whichever symbol stands before the chosen option. In a study before this run we
@@ -300,13 +290,14 @@ mcqa.training_figure(
 print(f"criterion {mcqa.CRITERION} reached at step {run.solved}; "
       f"trained {run.steps[-1]} steps in all")
 
+# %% [markdown]
+# A setup claim: the model has learned the task, A/B/C/D accuracy of at least 0.9 on
+# the evaluation prompts. Every claim on the tiny model below rests on it: if it
+# misses, they are inconclusive, whatever their numbers.
+
 # %%
 core.claim(
     "tiny-learned",
-    "The tiny transformer has learned formatted MCQA: the claims below study "
-    "a model that succeeds",
-    kind="setup",
-    paper="the paper analyses models that perform well on formatted MCQA",
     value=curve["ABCD"][-1],
     measured=f"A/B/C/D accuracy {curve['ABCD'][-1]:.2f} on {p.n_eval} "
              f"evaluation prompts; validation criterion reached at step "
@@ -333,11 +324,6 @@ mcqa.accuracy_figure({("tiny", k): a for k, a in tiny_accuracy.items()},
                      "Tiny transformer: accuracy by format").show()
 core.claim(
     "tiny-formats",
-    "A model that has learned formatted MCQA answers with symbols it never "
-    "saw in training",
-    kind="paper",
-    paper="models adjust to alternative symbols (Q/Z/R/X), some after first "
-          "promoting A/B/C/D",
     value=curve["QZRX"][-1],
     measured=f"Q/Z/R/X (held out) {curve['QZRX'][-1]:.2f}, A/B/C/D "
              f"{curve['ABCD'][-1]:.2f} on {p.n_eval} prompts",
@@ -403,12 +389,12 @@ for fmt in mcqa.SYMBOLS:
 # the correct symbol is where the answer becomes predictable, and the attention and MLP
 # curves show which block of that layer writes it. For Q/Z/R/X prompts the paper finds
 # that Olmo-7B first promotes A/B/C/D and then switches to the symbols of the prompt.
-# The bound, fixed beforehand: on Q/Z/R/X prompts, at least one layer before the
-# output puts more probability on A/B/C/D than on Q/Z/R/X, and the output puts more on
-# Q/Z/R/X. We declared it a known gap before the run (the module's `KNOWN_GAPS`): the
-# switch needs a model that answers in Q/Z/R/X, and ours has only ever answered in
-# A/B/C/D. What the figure can show is the first half of the finding: whether its
-# layers promote A/B/C/D on prompts that show other letters.
+# The bound, fixed beforehand: on Q/Z/R/X prompts, at least one layer before the output
+# puts more probability on A/B/C/D than on Q/Z/R/X, and the output puts more on Q/Z/R/X.
+# We declared it a known gap before the run (the module's CLAIMS registry): the switch
+# needs a model that answers in Q/Z/R/X, and ours has only ever answered in A/B/C/D.
+# What the figure can show is the first half of the finding: whether its layers promote
+# A/B/C/D on prompts that show other letters.
 
 # %%
 usual = mass(projection["QZRX"]["canonical"])
@@ -417,10 +403,6 @@ leading = [layer for layer in layers[:-1] if usual[layer] > shown[layer]]
 switch = float(np.log(shown[-1]) - np.log(usual[-1]))
 core.claim(
     "tiny-promote-then-switch",
-    "On prompts with other symbols, the model first promotes A/B/C/D, then "
-    "switches to the prompt's symbols",
-    kind="paper",
-    paper="Olmo-7B first promotes A/B/C/D, then the Q/Z/R/X of the prompt",
     value={"layers before the output where A/B/C/D lead": len(leading),
            "log P(Q/Z/R/X) - log P(A/B/C/D) at the output": switch},
     measured=f"Q/Z/R/X prompts: A/B/C/D lead at layers {leading}; "
@@ -472,11 +454,6 @@ localised = [layer for layer in layers
              if last["attention"][layer] >= mcqa.SELECTING_EFFECT]
 core.claim(
     "tiny-localisation",
-    "Selecting the answer symbol is causally attributed to a few layers, "
-    "specifically their attention",
-    kind="paper",
-    paper="1-3 layers' attention (of 32 in Olmo-7B); patching MLPs matters "
-          "less",
     value={"selecting layers": len(localised),
            "selecting layers / ceil(layers / 4)":
                len(localised) / np.ceil(tiny.n_layers / 4),
@@ -494,10 +471,6 @@ core.claim(
 # %%
 core.claim(
     "tiny-middle-layers",
-    "The layers that select the symbol are middle layers",
-    kind="paper",
-    paper="the selecting layers sit in the middle (layer 24 of 32 in "
-          "Olmo-7B); later layers amplify the selected symbol",
     value={"selecting layers": len(localised),
            "of them first or last": sum(layer in (0, tiny.n_layers - 1)
                                         for layer in localised)},
@@ -568,11 +541,6 @@ mcqa.heads_figure(heads, "Tiny transformer: patching one head at the last "
                   f"heads {all_effect:.2f})", zmin=-1, zmax=1).show()
 core.claim(
     "tiny-sparse-heads",
-    "The symbol-promoting effect is carried by a sparse set of attention "
-    "heads",
-    kind="paper",
-    paper="a sparse set of heads with unique roles (a few of the 1,024 in "
-          "Olmo-7B)",
     value=share,
     measured=f"top two heads {top} of {tiny.n_layers * tiny.n_heads}, chosen "
              f"on {len(tiny_pairs) - len(held)} pairs; on {len(held)} "
@@ -617,11 +585,6 @@ gain = (residual_separation[-1] - residual_separation[localised[0]]
         if localised else float("nan"))
 core.claim(
     "tiny-projection",
-    "The answer symbol becomes predictable in vocabulary space from the "
-    "selecting layer on, and the last layer keeps or raises its lead",
-    kind="paper",
-    paper="the predicted symbol's probability in vocabulary space rises from "
-          "the selecting layers on, and subsequent layers increase it",
     value={"first readable - first selecting layer":
                first_readable - first_localised,
            "separation: last layer - first selecting layer": gain},
@@ -659,10 +622,6 @@ mcqa.training_figure(
     "minus the others", "logit difference", "accuracy").show()
 core.claim(
     "tiny-logit-difference-grows",
-    "The logit difference between answer symbols keeps growing over training",
-    kind="paper",
-    paper="logit differences between answer choice tokens continue to grow "
-          "over training (Olmo-7B checkpoints)",
     value=p_value,
     measured=", ".join(f"{s}: {ld:.1f}" for s, ld in zip(late, late_ld))
              + f"; Kendall's tau {tau:.2f}, one-sided p {p_value:.3f}",
@@ -732,7 +691,7 @@ core.claims_table();
 #   the official template only) and patched on 6 pairs at the last 2 positions; the tiny model is evaluated on 200 prompts and patched on 64
 #   pairs (heads chosen on 32, measured on 32). Its layers, 8, stand against
 #   Olmo-7B's 32: "a few layers" and "middle layers" are read relative to depth (the
-#   bounds in `BOUNDS`).
+#   bounds in the module's CLAIMS registry).
 # * **Seeds.** The book runs one seed, and the step at which the tiny model leaves its
 #   plateau (a loss near $\ln 4$: it answers with one of the four shown symbols, not
 #   yet the right one) depends on it; training to the criterion absorbs that, up to

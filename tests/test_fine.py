@@ -8,6 +8,7 @@ import torch
 
 from iclr25 import core, editing, llm
 from iclr25.chapters import fine
+from iclr25.core import stats
 
 PROMPT = "The capital of France is the city of"
 
@@ -109,21 +110,23 @@ def test_fine_stops_once_every_target_token_is_likely(tiny):
     assert edit.info["steps"] == 1  # the least likely token is already above 1e-9
 
 
-def test_bootstrap_intervals_of_paired_differences():
+def test_paired_arms_of_the_edits():
     records = [
         {"case": c, "method": m, "a": v, "b": w}
         for c, (r, f) in enumerate([((0.0, 1.0), (1.0, 1.0)), ((0.0, 0.5), (0.0, np.nan))] * 10)
         for m, (v, w) in (("ROME", r), ("FiNE", f))
     ]
-    d = fine.differences(records, ["a", "b"])
-    assert d.shape == (20, 2) and np.isnan(d[1, 1]) and d[0, 0] == 1.0
-    out = fine.bootstrap(d, n_boot=500, seed=0)
-    est, lo, hi = out[0]
-    assert est == 0.5 and lo < 0.5 < hi and 0 < lo
-    assert out[1] == (0.0, 0.0, 0.0)
-    assert out["mean"][0] == 0.25
-    constant = fine.bootstrap(np.ones((5, 1)), n_boot=100)
-    assert constant[0] == constant["mean"] == (1.0, 1.0, 1.0)
+    fine_a, rome_a = fine.paired(records, ["a"])
+    assert len(fine_a) == len(rome_a) == 20 and fine_a[0] == 1.0 and rome_a[0] == 0.0
+    fine_b, rome_b = fine.paired(records, ["b"])  # the edits without b's probes are left out
+    assert len(fine_b) == 10 and (fine_b == 1.0).all() and (rome_b == 1.0).all()
+    fine_ab, rome_ab = fine.paired(records, ["a", "b"])  # per edit, over the probes it has
+    assert len(fine_ab) == 20 and fine_ab[:2].tolist() == [1.0, 0.0]
+    assert rome_ab[:2].tolist() == [0.5, 0.25]
+    gain = stats.paired_difference(fine_a, rome_a)
+    assert gain.value == 0.5 and 0 < gain.low < 0.5 < gain.high and gain.n == 20
+    same = stats.paired_difference(fine_b, rome_b)
+    assert (same.value, same.low, same.high) == (0.0, 0.0, 0.0)
 
 
 def test_timed_edits_are_reused():
@@ -189,20 +192,25 @@ def test_timed_edits_alternate_the_methods():
         fine.timed_edits([], {"ROME": editor("ROME")})
 
 
-def test_bounds_name_the_notebook_claims():
-    assert set(fine.BOUNDS) == {
+def test_claims_name_the_notebook_claims():
+    assert list(fine.CLAIMS) == [
         "efficacy-comparable",
         "generalisation-comparable",
         "locality-better",
         "relation-better",
         "faster",
-    }
-    assert set(fine.KNOWN_GAPS) <= set(fine.BOUNDS)
+    ]
+    assert all(spec.gap is None for spec in fine.CLAIMS.values())
     assert core.check_bound(
-        fine.BOUNDS["efficacy-comparable"], {"ROME": 0.9, "FiNE": 1.0, "|FiNE - ROME|": 0.1}
+        fine.CLAIMS["efficacy-comparable"].rule, {"ROME": 0.9, "FiNE": 1.0, "|FiNE - ROME|": 0.1}
     )
-    assert not core.check_bound(fine.BOUNDS["faster"], {"wall": 0.5, "CPU": 1.2})
-    assert core.check_bound(fine.BOUNDS["faster"], {"wall": 0.5, "CPU": 0.6})
+    assert not core.check_bound(fine.CLAIMS["faster"].rule, {"wall": 0.5, "CPU": 1.2})
+    assert core.check_bound(fine.CLAIMS["faster"].rule, {"wall": 0.5, "CPU": 0.6})
+    for cid in ("locality-better", "relation-better"):  # the interval must exclude 0
+        rule = fine.CLAIMS[cid].rule
+        assert isinstance(rule, core.Margin) and rule.above == 0
+        assert rule.decide(0.01, 0.2) == "holds" and rule.decide(-0.01, 0.2) == "inconclusive"
+        assert rule.decide(-0.2, -0.01) == "contradicted"
 
 
 def test_figures_from_hand_made_results():

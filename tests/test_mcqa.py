@@ -149,14 +149,11 @@ def test_trend_test_survives_one_inversion_but_not_a_flat_curve():
     assert mcqa.post_solve_steps(300, 50, 4) == [350, 400, 500, 700]
 
 
-def test_item_separation_and_bootstrap_interval(items):
+def test_item_separation(items):
     rng = torch.Generator().manual_seed(1)
     logprobs = torch.randn(3, len(items), 4, generator=rng).log_softmax(-1)
     per_item = mcqa.item_separation(logprobs, items)
     np.testing.assert_allclose(per_item.mean(-1), mcqa.separation(logprobs, items), rtol=1e-5)
-    low, high = mcqa.bootstrap_interval(per_item[0], np.random.default_rng(0))
-    assert low <= per_item[0].mean() <= high
-    assert mcqa.bootstrap_interval(np.ones(5), np.random.default_rng(0)) == (1.0, 1.0)
 
 
 def _training(seed):
@@ -222,8 +219,8 @@ def test_parameters_and_smoke_overrides_are_valid():
     assert {"seed", "device"} <= set(mcqa.PARAMETERS)
 
 
-def test_bounds_name_the_notebook_claims_and_the_gaps_are_declared_claims():
-    assert set(mcqa.BOUNDS) == {
+def test_claims_name_the_notebook_claims_and_the_tiny_ones_rest_on_its_training():
+    assert list(mcqa.CLAIMS) == [
         "smollm2-format",
         "smollm2-no-separation",
         "tiny-learned",
@@ -234,11 +231,24 @@ def test_bounds_name_the_notebook_claims_and_the_gaps_are_declared_claims():
         "tiny-sparse-heads",
         "tiny-projection",
         "tiny-logit-difference-grows",
+    ]
+    rule = {cid: spec.rule for cid, spec in mcqa.CLAIMS.items()}
+    assert core.check_bound(rule["tiny-logit-difference-grows"], 0.01)
+    assert not core.check_bound(rule["tiny-logit-difference-grows"], float("nan"))
+    assert not core.check_bound(rule["smollm2-no-separation"], [0.1, 0.6])
+    assert [cid for cid, spec in mcqa.CLAIMS.items() if spec.kind == "setup"] == ["tiny-learned"]
+    for cid, spec in mcqa.CLAIMS.items():
+        tiny = cid.startswith("tiny-") and spec.kind == "paper"
+        assert spec.rests_on == (("tiny-learned",) if tiny else ())
+    gaps = {cid for cid, spec in mcqa.CLAIMS.items() if spec.gap}
+    assert gaps == {
+        "tiny-formats",
+        "tiny-promote-then-switch",
+        "tiny-localisation",
+        "tiny-middle-layers",
+        "tiny-projection",
+        "tiny-logit-difference-grows",
     }
-    assert set(mcqa.KNOWN_GAPS) <= set(mcqa.BOUNDS)
-    assert core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], 0.01)
-    assert not core.check_bound(mcqa.BOUNDS["tiny-logit-difference-grows"], float("nan"))
-    assert not core.check_bound(mcqa.BOUNDS["smollm2-no-separation"], [0.1, 0.6])
 
 
 def test_figures_from_hand_made_results():

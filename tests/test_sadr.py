@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from iclr25 import editing, llm
+from iclr25 import core, editing, llm
 from iclr25.chapters import sadr
 
 PROMPT = "The capital of France is the city of"
@@ -206,3 +206,19 @@ def test_restoring_nothing_gives_the_edited_margins(tiny):
     np.testing.assert_allclose(same, edited["DNS"], atol=1e-4)
     (unedited,) = editing.counterfact_margins(tiny, [case])
     assert not np.allclose(edited["DNS"], unedited["DNS"], atol=1e-3)  # the edit moved them
+
+
+def test_claims_quote_the_papers_table_and_decide_by_the_old_bounds():
+    assert list(sadr.CLAIMS) == ["sadr-rs", "sadr-dns", "sadr-keeps", "drift", "restore-recovers"]
+    assert sadr.CLAIMS["sadr-rs"].paper == "GPT-J, ROME -> SADR: RS 11.94 -> 27.75 (Table 3)"
+    keeps = sadr.CLAIMS["sadr-keeps"].paper
+    assert keeps.startswith("GPT-J, ROME -> SADR: ES 99.88 -> 99.76, PS 99.58 -> 96.36")
+    assert all(f"{sadr.PAPER_GPTJ['SADR'][s]}" in keeps for s in ("ES", "PS", "NS"))
+    rule = {cid: spec.rule for cid, spec in sadr.CLAIMS.items()}
+    assert core.check_bound(rule["sadr-keeps"], {"ES": 0.05, "PS": 0.1, "NS": 0.0})
+    assert not core.check_bound(rule["sadr-keeps"], {"ES": 0.0, "PS": 0.11, "NS": 0.0})
+    assert not core.check_bound(rule["sadr-dns"], {"margin": 0.2, "accuracy": -0.01})
+    assert not core.check_bound(rule["drift"], 0.0) and core.check_bound(rule["drift"], 1e-4)
+    assert core.check_bound(rule["restore-recovers"], 0.3)
+    gap = sadr.CLAIMS["restore-recovers"].gap
+    assert gap.after_run and [c for c, s in sadr.CLAIMS.items() if s.gap] == ["restore-recovers"]

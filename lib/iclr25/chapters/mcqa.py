@@ -58,7 +58,7 @@ import numpy as np
 import torch
 
 from iclr25 import core, editing, llm
-from iclr25.core import Bound, Param
+from iclr25.core import Bound, ClaimSpec, Gap, Param
 
 T = TypeVar("T")
 
@@ -374,16 +374,6 @@ def item_separation(logprobs: torch.Tensor, items: Sequence[Item]) -> np.ndarray
     correct = logprobs[:, rows, answers(items)]
     others = (logprobs.sum(-1) - correct) / (logprobs.shape[-1] - 1)
     return (correct - others).numpy()
-
-
-def bootstrap_interval(
-    values: np.ndarray, rng: np.random.Generator, n: int = 2000, level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` (resampling its entries)."""
-    values = np.asarray(values, dtype=float)
-    means = values[rng.integers(len(values), size=(n, len(values)))].mean(-1)
-    tail = (1 - level) / 2 * 100
-    return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
 
 
 def patching_pairs(items: Sequence[Item], rng: np.random.Generator) -> list[tuple[Item, Item]]:
@@ -843,90 +833,196 @@ READABLE = 0.9
 LAST_LAYERS = 2
 """SmolLM2's output, for the no-separation claim: its last two layers."""
 
-BOUNDS = {
+CLAIMS: dict[str, ClaimSpec] = {
     # SmolLM2 has the answer (cloze) but fails the format (chance is 0.25) in the
     # official template; the bare template is reported beside it.
-    "smollm2-format": {
-        "Colors cloze": Bound(ge=0.9),
-        "Colors A/B/C/D, official template": Bound(le=0.4),
-    },
+    "smollm2-format": ClaimSpec(
+        "A model can have the answer (cloze) and still fail formatted MCQA; the "
+        "Colors task, whose answer is in the context, exposes it",
+        paper="a synthetic task with the answer in the context disentangles "
+        "sources of error and pinpoints whether a model has learned "
+        "formatted MCQA",
+        rule={
+            "Colors cloze": Bound(ge=0.9),
+            "Colors A/B/C/D, official template": Bound(le=0.4),
+        },
+        control="the same items scored as cloze (no symbols), and chance (0.25)",
+    ),
     # Its separation of the correct symbol (nats) at the output: each of its last layers.
-    "smollm2-no-separation": Bound(lt=0.5),
+    "smollm2-no-separation": ClaimSpec(
+        "A model that fails formatted MCQA does not separate the answer symbols "
+        "in vocabulary space at its output",
+        paper="poorly performing models cannot separate the answer symbols in vocabulary space",
+        rule=Bound(lt=0.5),
+        control="a fixed threshold of 0.5 nats (no control run)",
+    ),
     # The tiny model learned the task: A/B/C/D accuracy on held-out prompts.
-    "tiny-learned": Bound(ge=0.9),
+    "tiny-learned": ClaimSpec(
+        "The tiny transformer has learned formatted MCQA: the claims below study "
+        "a model that succeeds",
+        kind="setup",
+        paper="the paper analyses models that perform well on formatted MCQA",
+        rule=Bound(ge=0.9),
+        control="a fixed threshold of 0.9 (chance is 0.25)",
+    ),
     # It answers with the held-out symbols Q/Z/R/X well above chance (0.25).
-    "tiny-formats": Bound(ge=0.5),
+    "tiny-formats": ClaimSpec(
+        "A model that has learned formatted MCQA answers with symbols it never saw in training",
+        paper="models adjust to alternative symbols (Q/Z/R/X), some after first promoting A/B/C/D",
+        rule=Bound(ge=0.5),
+        control="a fixed threshold of 0.5 (chance is 0.25; no control run)",
+        rests_on=("tiny-learned",),
+        gap=Gap(
+            "Trained from scratch, the tiny model meets Q/Z/R/X only at test time: their "
+            "rows of the embedding and the unembedding are the random vectors they "
+            "started as (a token that is never an input gets no gradient as one, and as "
+            "an output only the softmax's push down), so nothing ties them to the option "
+            "they label. Answering in them needs a mechanism that copies whichever symbol "
+            "precedes the chosen option, and in our study before this run none formed on "
+            "two cores: with other letters in one training prompt in five and every "
+            "letter a frozen random vector shared by the embedding and the unembedding "
+            "(so that a copy would carry over), the model did not learn to answer in the "
+            "other letters within 4,000 steps after solving A/B/C/D (seeds 0 and 1), and "
+            "with those letters from the start it stayed at chance even on A/B/C/D for "
+            "3,000 steps. What would show it: a pretrained model that reads Q/Z/R/X as "
+            "ordinary letters (Olmo-7B in the paper), or a copy mechanism trained far "
+            "longer than a CPU budget allows.",
+        ),
+    ),
     # On Q/Z/R/X prompts, some layer before the output puts more probability on A/B/C/D
     # than on Q/Z/R/X, and the output puts more on Q/Z/R/X (log-ratio, nats).
-    "tiny-promote-then-switch": {
-        "layers before the output where A/B/C/D lead": Bound(ge=1),
-        "log P(Q/Z/R/X) - log P(A/B/C/D) at the output": Bound(gt=0),
-    },
+    "tiny-promote-then-switch": ClaimSpec(
+        "On prompts with other symbols, the model first promotes A/B/C/D, then "
+        "switches to the prompt's symbols",
+        paper="Olmo-7B first promotes A/B/C/D, then the Q/Z/R/X of the prompt",
+        rule={
+            "layers before the output where A/B/C/D lead": Bound(ge=1),
+            "log P(Q/Z/R/X) - log P(A/B/C/D) at the output": Bound(gt=0),
+        },
+        control="the prompt's own symbols' probability, layer by layer",
+        rests_on=("tiny-learned",),
+        gap=Gap(
+            "It needs the model to answer in Q/Z/R/X at the output (the tiny-formats "
+            "gap): a model that has only ever answered in A/B/C/D can promote them in its "
+            "middle layers, the first half of the paper's finding, but has no mechanism "
+            "to switch to the held-out letters. What would show it: as for tiny-formats, "
+            "a pretrained model that succeeds at the Q/Z/R/X format.",
+        ),
+    ),
     # From the paper's 1-3 layers of about 30: at least one and at most a quarter of the
     # layers (rounded up) have an attention effect of 0.5 or more; no MLP reaches 0.5.
-    "tiny-localisation": {
-        "selecting layers": Bound(ge=1),
-        "selecting layers / ceil(layers / 4)": Bound(le=1),
-        "largest MLP effect": Bound(lt=0.5),
-    },
+    "tiny-localisation": ClaimSpec(
+        "Selecting the answer symbol is causally attributed to a few layers, "
+        "specifically their attention",
+        paper="1-3 layers' attention (of 32 in Olmo-7B); patching MLPs matters less",
+        rule={
+            "selecting layers": Bound(ge=1),
+            "selecting layers / ceil(layers / 4)": Bound(le=1),
+            "largest MLP effect": Bound(lt=0.5),
+        },
+        control="the unpatched base prompt (effect 0) against the source prompt (1)",
+        rests_on=("tiny-learned",),
+        gap=Gap(
+            "The three claims need a layer whose attention alone carries at least half of "
+            "the effect of the swap. In Olmo-7B, pretrained on trillions of tokens with "
+            "weight decay, a few of 32 layers do. Our tiny model trains without weight "
+            "decay (asked for the logit-difference study) and stops a few hundred steps "
+            "after it solves the task; we think nothing then pushes it to concentrate the "
+            "mechanism, so heads in several layers each carry part of the selection and "
+            "patching one layer moves only its part. Our earlier design (always three "
+            "shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, a fixed "
+            "2,000 steps) had one selecting layer at seed 0; which of these differences "
+            "matters we have not separated. What would show it: these claims over a sweep "
+            "of seeds, for a model trained with weight decay and far past its criterion "
+            "(a GPU run), or a pretrained model that succeeds at the format.",
+            after_run=True,
+        ),
+    ),
     # Some layer selects, and none of those that do is the first or the last.
-    "tiny-middle-layers": {"selecting layers": Bound(ge=1), "of them first or last": Bound(le=0)},
+    "tiny-middle-layers": ClaimSpec(
+        "The layers that select the symbol are middle layers",
+        paper="the selecting layers sit in the middle (layer 24 of 32 in "
+        "Olmo-7B); later layers amplify the selected symbol",
+        rule={"selecting layers": Bound(ge=1), "of them first or last": Bound(le=0)},
+        control="the unpatched base prompt (effect 0) against the source prompt (1)",
+        rests_on=("tiny-learned",),
+        gap=Gap(
+            "The three claims need a layer whose attention alone carries at least half of "
+            "the effect of the swap. In Olmo-7B, pretrained on trillions of tokens with "
+            "weight decay, a few of 32 layers do. Our tiny model trains without weight "
+            "decay (asked for the logit-difference study) and stops a few hundred steps "
+            "after it solves the task; we think nothing then pushes it to concentrate the "
+            "mechanism, so heads in several layers each carry part of the selection and "
+            "patching one layer moves only its part. Our earlier design (always three "
+            "shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, a fixed "
+            "2,000 steps) had one selecting layer at seed 0; which of these differences "
+            "matters we have not separated. What would show it: these claims over a sweep "
+            "of seeds, for a model trained with weight decay and far past its criterion "
+            "(a GPU run), or a pretrained model that succeeds at the format.",
+            after_run=True,
+        ),
+    ),
     # The top two heads, chosen on one half of the pairs, carry at least half of all heads'
     # effect on the other half.
-    "tiny-sparse-heads": Bound(ge=0.5),
+    "tiny-sparse-heads": ClaimSpec(
+        "The symbol-promoting effect is carried by a sparse set of attention heads",
+        paper="a sparse set of heads with unique roles (a few of the 1,024 in Olmo-7B)",
+        rule=Bound(ge=0.5),
+        control="all heads of all layers patched together, on held-out pairs",
+        rests_on=("tiny-learned",),
+    ),
     # The correct symbol is readable (ranked first for 90% of prompts) no earlier than the
     # first selecting layer, and the last layer separates it at least as much as that one.
-    "tiny-projection": {
-        "first readable - first selecting layer": Bound(ge=0),
-        "separation: last layer - first selecting layer": Bound(ge=0),
-    },
+    "tiny-projection": ClaimSpec(
+        "The answer symbol becomes predictable in vocabulary space from the "
+        "selecting layer on, and the last layer keeps or raises its lead",
+        paper="the predicted symbol's probability in vocabulary space rises from "
+        "the selecting layers on, and subsequent layers increase it",
+        rule={
+            "first readable - first selecting layer": Bound(ge=0),
+            "separation: last layer - first selecting layer": Bound(ge=0),
+        },
+        control="the first selecting layer, from patching (no control run)",
+        rests_on=("tiny-learned",),
+        gap=Gap(
+            "The three claims need a layer whose attention alone carries at least half of "
+            "the effect of the swap. In Olmo-7B, pretrained on trillions of tokens with "
+            "weight decay, a few of 32 layers do. Our tiny model trains without weight "
+            "decay (asked for the logit-difference study) and stops a few hundred steps "
+            "after it solves the task; we think nothing then pushes it to concentrate the "
+            "mechanism, so heads in several layers each carry part of the selection and "
+            "patching one layer moves only its part. Our earlier design (always three "
+            "shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, a fixed "
+            "2,000 steps) had one selecting layer at seed 0; which of these differences "
+            "matters we have not separated. What would show it: these claims over a sweep "
+            "of seeds, for a model trained with weight decay and far past its criterion "
+            "(a GPU run), or a pretrained model that succeeds at the format.",
+            after_run=True,
+        ),
+    ),
     # A rising trend of the logit difference over the log-spaced checkpoints from the
     # solving step on: Kendall's tau against the step, one-sided p-value (NaN fails).
-    "tiny-logit-difference-grows": Bound(le=0.05),
-}
-
-KNOWN_GAPS: dict[str, str] = {
-    "tiny-formats": "Trained from scratch, the tiny model meets Q/Z/R/X only at test "
-    "time: their rows of the embedding and the unembedding are the random vectors they "
-    "started as (a token that is never an input gets no gradient as one, and as an "
-    "output only the softmax's push down), so nothing ties them to the option they "
-    "label. Answering in them needs a mechanism that copies whichever symbol precedes "
-    "the chosen option, and in our study before this run none formed on two cores: "
-    "with other letters in one training prompt in five and every letter a frozen "
-    "random vector shared by the embedding and the unembedding (so that a copy would "
-    "carry over), the model did not learn to answer in the other letters within 4,000 "
-    "steps after solving A/B/C/D (seeds 0 and 1), and with those letters from the "
-    "start it stayed at chance even on A/B/C/D for 3,000 steps. What would show it: "
-    "a pretrained model that reads Q/Z/R/X as ordinary letters (Olmo-7B in the paper), "
-    "or a copy mechanism trained far longer than a CPU budget allows.",
-    "tiny-promote-then-switch": "It needs the model to answer in Q/Z/R/X at the output "
-    "(the tiny-formats gap): a model that has only ever answered in A/B/C/D can promote "
-    "them in its middle layers, the first half of the paper's finding, but has no "
-    "mechanism to switch to the held-out letters. What would show it: as for "
-    "tiny-formats, a pretrained model that succeeds at the Q/Z/R/X format.",
-    **dict.fromkeys(
-        ("tiny-localisation", "tiny-middle-layers", "tiny-projection"),
-        f"{core.AFTER_THE_RUN} The three claims need a layer whose attention alone "
-        "carries at least half of the effect of the swap. In Olmo-7B, pretrained on "
-        "trillions of tokens with weight decay, a few of 32 layers do. Our tiny model "
-        "trains without weight decay (asked for the logit-difference study) and stops a "
-        "few hundred steps after it solves the task; we think nothing then pushes it to "
-        "concentrate the mechanism, so heads in several layers each carry part of the "
-        "selection and patching one layer moves only its part. Our earlier design "
-        "(always three shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, "
-        "a fixed 2,000 steps) had one selecting layer at seed 0; which of these "
-        "differences matters we have not separated. What would show it: these claims "
-        "over a sweep of seeds, for a model trained with weight decay and far past its "
-        "criterion (a GPU run), or a pretrained model that succeeds at the format.",
+    "tiny-logit-difference-grows": ClaimSpec(
+        "The logit difference between answer symbols keeps growing over training",
+        paper="logit differences between answer choice tokens continue to grow "
+        "over training (Olmo-7B checkpoints)",
+        rule=Bound(le=0.05),
+        control="no trend (Kendall's test against the step, one-sided)",
+        rests_on=("tiny-learned",),
+        gap=Gap(
+            "Kendall's test on six checkpoints has little power: a one-sided p of at most "
+            "0.05 allows at most two of the 15 pairs out of order (tau of at least 0.73), "
+            "and at a constant learning rate the logit difference moves up and down "
+            "between nearby checkpoints with the noise of the last steps. The paper "
+            "follows Olmo-7B over its whole pretraining, orders of magnitude more steps. "
+            "What would show it: more log-spaced checkpoints (tiny_after of 8 or more, "
+            "longer than our budget), or a decaying learning rate.",
+            after_run=True,
+        ),
     ),
-    "tiny-logit-difference-grows": f"{core.AFTER_THE_RUN} Kendall's test on six "
-    "checkpoints has little power: a one-sided p of at most 0.05 allows at most two of "
-    "the 15 pairs out of order (tau of at least 0.73), and at a constant learning rate "
-    "the logit difference moves up and down between nearby checkpoints with the noise "
-    "of the last steps. The paper follows Olmo-7B over its whole pretraining, orders of "
-    "magnitude more steps. What would show it: more log-spaced checkpoints "
-    "(tiny_after of 8 or more, longer than our budget), or a decaying learning rate.",
 }
+"""Claim id -> what the claim says, what decides it and what it is measured against,
+and the gaps declared for the tiny model's claims (two before the run, four after)."""
 
 
 # ---------------------------------------------------------------------------------
