@@ -227,13 +227,6 @@ pd.DataFrame({"median barrier max": np.median(maxes, 0),
 # %%
 core.claim(
     "connected_trained",
-    "Same-class pairs of correct test images are connected: gap <= 0.1 "
-    f"after at most {p.rounds} bypass rounds, for >= 90% of pairs",
-    kind="paper",
-    paper="Figs. 1-3: after one bypass round the path A -> B' -> C stays "
-          "near the endpoints' loss for real, interpolated and synthetic "
-          "ImageNet pairs (GoogLeNet, ResNet-18, ViT); no share of pairs "
-          "is reported",
     value=share[-1],
     measured=f"{share[-1]:.0%} of {len(routes)} pairs after {p.rounds} "
              f"rounds ({share[0]:.0%} on the straight line, "
@@ -268,12 +261,6 @@ print(f"{len(first)} first-round bypasses: detour median "
 # %%
 core.claim(
     "nearly_linear",
-    "The path is nearly linear: median detour ||B' - B|| / ||C - A|| of the "
-    "first-round bypasses <= 0.5",
-    kind="paper",
-    paper="Fig. 1: B' is nearly indistinguishable from B; the largest pixel "
-          "of B' - B is 1-5% of the image's largest pixel; the ratio "
-          "||B' - B|| / ||C - A|| itself is not reported",
     value=np.median(first) if len(first) else float("nan"),
     measured=f"median {np.median(first):.3f} over {len(first)} bypasses"
              if len(first) else "no pair needed a bypass",
@@ -337,14 +324,6 @@ modeconn.rounds_figure(
 ok = [r.maxes[2] <= r.endpoint + modeconn.UNTRAINED_SLACK for r in free]
 core.claim(
     "untrained_connected",
-    "Untrained models are connected too: after two free rounds the path's "
-    "max loss is within 0.05 of the larger endpoint loss, for >= 4 of 5 "
-    "classes",
-    kind="paper",
-    paper="Fig. 7: untrained ResNet-18, FVO inputs of a CIFAR-10 class; the "
-          "primary barrier falls after one round and the two-round path "
-          "stays low (the official plot's secondary axis spans "
-          "0.0005-0.005)",
     value=int(np.sum(ok)),
     measured=f"{int(np.sum(ok))} of {len(ok)} classes; primary max "
              f"{min(r.maxes[0] for r in free):.3f}-"
@@ -410,13 +389,6 @@ print({k: round(float(v), 3) for k, v in medians.items()})
 # %%
 core.claim(
     "adversarial_higher",
-    "Barriers between a real image and an adversarial example of its class "
-    "exceed within-class barriers: higher median gap, gap AUC >= 0.6",
-    kind="paper",
-    paper="Fig. 6: over 1,000 ImageNet classes (GoogLeNet, 7 pairs per "
-          "class less the 2 most mismatched), the real-to-adversarial boxes "
-          "of barrier max and gap lie above the within-class ones; no AUC "
-          "is reported (none in the official code)",
     value={"median gap difference":
            medians["adversarial"] - medians["within class"],
            "AUC": base["auc"]},
@@ -508,9 +480,10 @@ core.explore(path_figure, shown, "pair and rounds", live=live);
 # %% [markdown]
 # ## Claims
 #
-# The bounds (`modeconn.BOUNDS`) are issue #26's, fixed before any run; the one claim
-# expected to miss at our scale (`adversarial_higher`) was declared in
-# `modeconn.KNOWN_GAPS` with its diagnosis before the book-mode run.
+# The bounds, in the module's CLAIMS registry (`modeconn.CLAIMS`), are issue
+# #26's, fixed before any run; the one claim expected to miss at our scale
+# (`adversarial_higher`) was declared in the module's CLAIMS registry with its
+# diagnosis before the book-mode run.
 
 # %%
 core.claims_table()

@@ -194,11 +194,6 @@ acc.round(1)
 # %%
 core.claim(
     "accuracy_kept",
-    "BCE probes stay within 3 points of the CE probes' accuracy "
-    "(every backbone and probe)",
-    kind="paper",
-    paper="BCE probes keep the CE probes' accuracy (ImageNet top-1 of the "
-          "two losses reported side by side; exact values not retrieved)",
     value=list(acc["BCE - CE"]),
     measured=f"BCE - CE from {acc['BCE - CE'].min():+.1f} to "
              f"{acc['BCE - CE'].max():+.1f} points over {len(acc)} probes",
@@ -330,12 +325,6 @@ bce_wins = {b: len(wins(b, ("linear", "bce"), ("linear", "ce"), METHODS))
             for b in PRETRAINED}
 core.claim(
     "bce_beats_ce",
-    "The linear BCE probe's GridPG beats the CE probe's for at least 4 of "
-    "6 methods, on both the SimCLR and the supervised backbone",
-    kind="paper",
-    paper="BCE linear probes raise GridPG over CE for most attribution "
-          "methods and pre-training schemes (bar charts; numbers not "
-          "retrieved)",
     value=bce_wins,
     measured=", ".join(f"{b}: {k} of {len(METHODS)}"
                        for b, k in bce_wins.items()),
@@ -356,11 +345,6 @@ bcos_wins = {b: len(wins(b, ("bcos2", "bce"), ("linear", "bce"), BOTH))
              for b in PRETRAINED}
 core.claim(
     "bcos_mlp",
-    "The B-cos MLP BCE probe beats the linear BCE probe for at least 4 of "
-    "the methods that apply to both, on both pre-trained backbones",
-    kind="paper",
-    paper="B-cos MLP probes improve GridPG further over linear BCE probes, "
-          "for most methods (figures; numbers not retrieved)",
     value=bcos_wins,
     measured=", ".join(f"{b}: {k} of {len(BOTH)}"
                        for b, k in bcos_wins.items()),
@@ -389,11 +373,6 @@ larger = [m for m, (probes, backbones) in ranges.items()
           if probes > backbones]
 core.claim(
     "probe_over_pretraining",
-    "For at least 4 of 6 methods, GridPG varies more across probes on one "
-    "backbone than across pre-training paradigms for one probe",
-    kind="paper",
-    paper="the probe's training matters more than the pre-training scheme "
-          "(abstract; figures, numbers not retrieved)",
     value=len(larger),
     measured=f"{len(larger)} of {len(METHODS)} methods: "
              + ", ".join(probing.METHOD_NAMES[m] for m in larger),
@@ -491,12 +470,13 @@ core.explore(probe_maps, SHOWN, "grid", live=live);
 # %% [markdown]
 # ## Claims
 #
-# Each claim is of kind `paper` (the paper makes it). The bounds
-# (`probing.BOUNDS`) were fixed in the chapter's issue before any run: counts of
-# methods out of six (five for the B-cos comparison), and 3 points of accuracy. The
-# claims expected to miss at our scale are declared, each with its diagnosis, in
-# `probing.KNOWN_GAPS`: `bcos_mlp` before the chapter's first run; `bce_beats_ce`
-# and `accuracy_kept` after that run missed them, before this run.
+# Each claim is of kind `paper` (the paper makes it). The bounds, in the
+# module's CLAIMS registry (`probing.CLAIMS`), were fixed in the chapter's
+# issue before any run: counts of methods out of six (five for the B-cos
+# comparison), and 3 points of accuracy. The claims expected to miss at our
+# scale are declared, each with its diagnosis, in the module's CLAIMS
+# registry: `bcos_mlp` before the chapter's first run; `bce_beats_ce` and
+# `accuracy_kept` after that run missed them, before this run.
 # `probe_over_pretraining` had been declared too, after a pilot of this redesign
 # (probes trained to convergence, a receptive field within a cell) on seed 1
 # counted 1 of 6 methods; at the book's seed 0 it held (5 of 6), so the

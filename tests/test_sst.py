@@ -312,14 +312,13 @@ def test_trend_is_the_rank_correlation_and_zero_when_flat():
         sst.trend([1, 2], [1.0])
 
 
-def test_bounds_name_every_declared_gap():
-    assert set(sst.KNOWN_GAPS) <= set(sst.BOUNDS)
+def test_claims_name_every_claim_of_both_variants():
     for suffix in sst.VARIANTS:
-        assert {f"smaller_{k}{suffix}" for k in sst.NOTIONS} <= set(sst.BOUNDS)
-        assert {f"accuracy_kept{suffix}", f"gamma_tradeoff{suffix}"} <= set(sst.BOUNDS)
+        assert {f"smaller_{k}{suffix}" for k in sst.NOTIONS} <= set(sst.CLAIMS)
+        assert {f"accuracy_kept{suffix}", f"gamma_tradeoff{suffix}"} <= set(sst.CLAIMS)
     # under the zero baseline SIS is faithful by construction: a tolerance, not "more"
-    assert sst.BOUNDS["smaller_baseline"]["faithfulness"](-0.04)
-    assert not sst.BOUNDS["smaller_robust"]["faithfulness"](0.0)
+    assert sst.CLAIMS["smaller_baseline"].rule["faithfulness"](-0.04)
+    assert not sst.CLAIMS["smaller_robust"].rule["faithfulness"](0.0)
 
 
 def explained(size, faithfulness, masks=None) -> sst.Explained:

@@ -44,7 +44,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from iclr25 import core, vision
-from iclr25.core import Bound, Param, ParameterError
+from iclr25.core import Bound, ClaimSpec, Gap, Param, ParameterError
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -768,68 +768,96 @@ SMOKE = {
 }
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
-BOUNDS: dict[str, Bound | dict[str, Bound]] = {
-    # methods (of the 6) where the linear BCE probe's mean GridPG beats the CE probe's
-    "bce_beats_ce": {"simclr": Bound(ge=4), "supervised": Bound(ge=4)},
-    # methods (of the 5 that apply to both) where B-cos MLP BCE beats linear BCE
-    "bcos_mlp": {"simclr": Bound(ge=4), "supervised": Bound(ge=4)},
-    # methods (of 6) where the range across probes exceeds the range across backbones
-    "probe_over_pretraining": Bound(ge=4),
+CLAIMS: dict[str, ClaimSpec] = {
     # accuracy(BCE) - accuracy(CE), percentage points, every backbone and probe
-    "accuracy_kept": Bound(ge=-3),
+    "accuracy_kept": ClaimSpec(
+        "BCE probes stay within 3 points of the CE probes' accuracy (every backbone and probe)",
+        paper="BCE probes keep the CE probes' accuracy (ImageNet top-1 of the two losses "
+        "reported side by side; exact values not retrieved)",
+        rule=Bound(ge=-3),
+        control="the CE probe of the same kind on the same backbone (mean over probe seeds)",
+        gap=Gap(
+            "The probes are now trained to convergence (full-batch "
+            "L-BFGS, validation stopping), which removed the under-training behind the first "
+            "run's -4.8 points. What remains is the bound's form at our scale: it must hold "
+            "for all 15 backbone-probe pairs, each a difference of two accuracies on the same "
+            "1,200 test images, whose noise (different probes disagree on the ambiguous "
+            "shapes; s.e. of a difference about 1.5 points) makes the lowest of 15 "
+            "differences fall near -3 with no systematic gap; and on weak features (SimCLR "
+            "about 78%, the untrained control about 60% in pilots on seeds 1 and 2) the "
+            "one-vs-rest optimum of BCE and the multinomial optimum of CE part ways on "
+            "confusable pairs (disc and ring, square and frame), "
+            "which costs the linear BCE probe 2-3 points where features are weak. Our "
+            "strongest (supervised) features keep the two within a point. What would show "
+            "it: strong features with few confusable classes and a large test set (the "
+            "paper's 50,000 ImageNet validation images, where a point is many standard "
+            "errors).",
+            after_run=True,
+        ),
+    ),
+    # methods (of the 6) where the linear BCE probe's mean GridPG beats the CE probe's
+    "bce_beats_ce": ClaimSpec(
+        "The linear BCE probe's GridPG beats the CE probe's for at least 4 of 6 methods, "
+        "on both the SimCLR and the supervised backbone",
+        paper="BCE linear probes raise GridPG over CE for most attribution methods and "
+        "pre-training schemes (bar charts; numbers not retrieved)",
+        rule={"simclr": Bound(ge=4), "supervised": Bound(ge=4)},
+        control="the linear CE probe on the same backbone and grids",
+        gap=Gap(
+            "The paper's mechanism is softmax's shift invariance: with "
+            "1,000 ImageNet classes that share textures and parts, a CE logit can rise with "
+            "evidence common to many classes, which then lights up the other cells of a "
+            "grid, and BCE removes that shared evidence. With six classes, 32 pooled "
+            "features and a bias, a CE probe already has to keep each logit below five "
+            "rivals on their images and the bias absorbs the one shared direction, so there "
+            "is little shared evidence for BCE to remove; and our maps barely localise "
+            "whatever the loss (GridPG about 0.3-0.5 against chance 0.25; the last "
+            "convolution's units now see 12 px, within a 16-px cell, and maps did not "
+            "localise better than with 18 px), because the features are generic edge and "
+            "blob detectors that respond in every cell. BCE's one-hot targets drive the "
+            "off-class logits towards minus infinity and enlarge weights of both signs; at "
+            "pixel level in a ReLU/batch-norm network this leaves positive pixels in the "
+            "other cells even where their net contribution is negative. The difference "
+            "BCE - CE is then a few hundredths either way, method by method. What would "
+            "show it: a backbone whose last-layer units are class-selective where the "
+            "object is (ImageNet ResNet-50, 2048 channels) and many classes sharing "
+            "evidence.",
+            after_run=True,
+        ),
+    ),
+    # methods (of the 5 that apply to both) where B-cos MLP BCE beats linear BCE
+    "bcos_mlp": ClaimSpec(
+        "The B-cos MLP BCE probe beats the linear BCE probe for at least 4 of the methods "
+        "that apply to both, on both pre-trained backbones",
+        paper="B-cos MLP probes improve GridPG further over linear BCE probes, for most "
+        "methods (figures; numbers not retrieved)",
+        rule={"simclr": Bound(ge=4), "supervised": Bound(ge=4)},
+        control="the linear BCE probe on the same backbone and grids",
+        gap=Gap(
+            "The paper's B-cos MLP probes help on 2048-dimensional ImageNet features of "
+            "ResNet-50 and ViT backbones, where class evidence is entangled and a linear "
+            "probe leans on features shared by many of 1,000 classes. Our backbone pools 32 "
+            "features of a three-block CNN over six synthetic shapes that are close to "
+            "linearly separable, and global pooling makes a linear probe exactly additive "
+            "over the grid's cells, the best case for GridPG; a nonlinear probe read at the "
+            "average of four cells' features mixes them instead. We expect the B-cos MLP to "
+            "match or trail the linear BCE probe on several methods, on both backbones. What "
+            "would show it: many classes and a wide backbone (ImageNet-scale features), "
+            "where linear probes confuse classes."
+        ),
+    ),
+    # methods (of 6) where the range across probes exceeds the range across backbones
+    "probe_over_pretraining": ClaimSpec(
+        "For at least 4 of 6 methods, GridPG varies more across probes on one backbone "
+        "than across pre-training paradigms for one probe",
+        paper="the probe's training matters more than the pre-training scheme (abstract; "
+        "figures, numbers not retrieved)",
+        rule=Bound(ge=4),
+        control="the range across the two pre-trained backbones for one probe "
+        "configuration (2 values against the probes' 10, which favours the probes)",
+    ),
 }
-"""Claim id -> the bound(s) its measured value must meet (fixed in issue #24)."""
-
-KNOWN_GAPS: dict[str, str] = {
-    "bcos_mlp": (
-        "The paper's B-cos MLP probes help on 2048-dimensional ImageNet features of "
-        "ResNet-50 and ViT backbones, where class evidence is entangled and a linear probe "
-        "leans on features shared by many of 1,000 classes. Our backbone pools 32 features "
-        "of a three-block CNN over six synthetic shapes that are close to linearly "
-        "separable, and global pooling makes a linear probe exactly additive over the grid's "
-        "cells, the best case for GridPG; a nonlinear probe read at the average of four "
-        "cells' features mixes them instead. We expect the B-cos MLP to match or trail the "
-        "linear BCE probe on several methods, on both backbones. What would show it: "
-        "many classes and a wide backbone (ImageNet-scale features), where linear probes "
-        "confuse classes."
-    ),
-    "bce_beats_ce": (
-        f"{core.AFTER_THE_RUN} The paper's mechanism is softmax's shift invariance: with "
-        "1,000 ImageNet classes that share textures and parts, a CE logit can rise with "
-        "evidence common to many classes, which then lights up the other cells of a grid, "
-        "and BCE removes that shared evidence. With six classes, 32 pooled features and a "
-        "bias, a CE probe already has to keep each logit below five rivals on their images "
-        "and the bias absorbs the one shared direction, so there is little shared evidence "
-        "for BCE to remove; and our maps barely localise whatever the loss (GridPG about "
-        "0.3-0.5 against chance 0.25; the last convolution's units now see 12 px, within a "
-        "16-px cell, and maps did not localise better than with 18 px), because the "
-        "features are generic edge and blob detectors that respond in every cell. BCE's "
-        "one-hot targets drive the off-class logits towards minus infinity and enlarge "
-        "weights of both signs; at pixel level in a ReLU/batch-norm network this leaves "
-        "positive pixels in the other cells even where their net contribution is negative. "
-        "The difference BCE - CE is then a few hundredths either way, method by method. "
-        "What would show it: a backbone whose last-layer units are class-selective where "
-        "the object is (ImageNet ResNet-50, 2048 channels) and many classes sharing "
-        "evidence."
-    ),
-    "accuracy_kept": (
-        f"{core.AFTER_THE_RUN} The probes are now trained to convergence (full-batch "
-        "L-BFGS, validation stopping), which removed the under-training behind the first "
-        "run's -4.8 points. What remains is the bound's form at our scale: it must hold for "
-        "all 15 backbone-probe pairs, each a difference of two accuracies on the same 1,200 "
-        "test images, whose noise (different probes disagree on the ambiguous shapes; "
-        "s.e. of a difference about 1.5 points) makes the lowest of 15 differences fall "
-        "near -3 with no systematic gap; and on weak features (SimCLR about 78%, the "
-        "untrained control about 60% in pilots on seeds 1 and 2) the one-vs-rest optimum "
-        "of BCE and the multinomial optimum of CE part ways on confusable pairs "
-        "(disc and ring, square and frame), "
-        "which costs the linear BCE probe 2-3 points where features are weak. Our strongest "
-        "(supervised) features keep the two within a point. What would show it: strong "
-        "features with few confusable classes and a large test set (the paper's 50,000 "
-        "ImageNet validation images, where a point is many standard errors)."
-    ),
-}
-"""Claim id -> why it is expected to miss at the book's scale, written before the run."""
+"""Claim id -> the claim, its rule (fixed in issue #24), its control and declared gap."""
 
 
 # ---------------------------------------------------------------------------------
