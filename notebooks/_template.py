@@ -38,7 +38,6 @@ device = "auto"
 # core.chapter, which checks the parameters, seeds everything and starts the
 # claims record. `p` holds the checked parameters, p.rng and p.torch_device.
 import numpy as np
-import plotly.graph_objects as go
 
 from iclr25 import core
 from iclr25.chapters import _template
@@ -56,18 +55,18 @@ p = core.chapter("_template", globals())
 # With points $(x_i, y_i)$ on $y = ax + b$ plus noise of standard deviation
 # $\sigma$, least squares minimises $\sum_i (y_i - a x_i - b)^2$:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/_template.py
+# ```{literalinclude} ../lib/iclr25/chapters/_template/method.py
 # :pyobject: fit_line
 # ```
 #
 # ## Recovering the slope
 #
 # *Each experiment is a `##` section: what it tests and the rule that decides it
-# (fixed in the module's `CLAIMS` registry before the run), then a code cell of at
+# (fixed in the package's `CLAIMS` registry, in its `__init__.py`, before the run), then a code cell of at
 # most 25 lines that computes the evidence, shows it, and makes the claim beside
 # it. The notebook passes only the evidence: the statement, the paper's figure,
 # the rule, the control and any declared gap live in the registry. Figure
-# builders over about 15 lines go to the module's "Figures" section, with a unit
+# builders over about 15 lines go to the package's `figures.py`, with a unit
 # test.*
 #
 # We fit on half the points and keep the other half. The slope's standard error
@@ -83,13 +82,9 @@ a_hat, b_hat = _template.fit_line(x[fit], y[fit])
 se = p.noise / (x[fit].std() * np.sqrt(p.n))
 residual_sd = np.std(y[fit] - a_hat * x[fit] - b_hat)
 
-fig = go.Figure()
-fig.add_scatter(x=x[fit], y=y[fit], mode="markers", name="data", opacity=0.5)
-fig.add_scatter(x=[-1, 1], y=[b_hat - a_hat, b_hat + a_hat], mode="lines",
-                name=f"fit: slope {a_hat:.3f}")
-fig.update_layout(title=f"Least squares on {p.n} points of slope {p.slope}",
-                  xaxis_title="x", yaxis_title="y")
-fig.show()
+_template.fit_figure(
+    x[fit], y[fit], a_hat, b_hat,
+    title=f"Least squares on {p.n} points of slope {p.slope}").show()
 
 core.claim("noise-level", value=residual_sd / p.noise,
            measured=f"residual sd {residual_sd:.3f}, sigma {p.noise}")

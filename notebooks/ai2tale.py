@@ -89,7 +89,7 @@ ai2tale.check_settings(p.k, p.tau, p.sigma, p.max_sentences, "ai2tale")
 # its decoys asked the reader to confirm and verify, and its test templates
 # were full of words never seen in training; see the Claims section.)
 #
-# ```{literalinclude} ../lib/iclr25/chapters/ai2tale.py
+# ```{literalinclude} ../lib/iclr25/chapters/ai2tale/corpus.py
 # :pyobject: make_email
 # ```
 
@@ -121,7 +121,7 @@ for email in (phishing[0], benign):
 # trained on single sentences of the training templates (cue or not),
 # tested on sentences of the test templates.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/ai2tale.py
+# ```{literalinclude} ../lib/iclr25/chapters/ai2tale/corpus.py
 # :pyobject: one_sentence_separability
 # ```
 
@@ -140,7 +140,7 @@ print(f"held-out cues read as cues: {sep['cues']:.3f}; held-out decoys read "
 # discrete choice, the official code relaxes it with Gumbel noise, using $p_i$
 # and $1 - p_i$ directly as logits:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/ai2tale.py
+# ```{literalinclude} ../lib/iclr25/chapters/ai2tale/method.py
 # :pyobject: sample_concrete
 # ```
 #
@@ -148,7 +148,7 @@ print(f"held-out cues read as cues: {sep['cues']:.3f}; held-out decoys read "
 # the largest $p_i$ is kept, skipping empty (padding) slots, and the label is
 # predicted from it alone:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/ai2tale.py
+# ```{literalinclude} ../lib/iclr25/chapters/ai2tale/method.py
 # :pyobject: topk_mask
 # ```
 #
@@ -157,7 +157,7 @@ print(f"held-out cues read as cues: {sep['cues']:.3f}; held-out decoys read "
 # scale $\sigma$ on the selected sentences' features, which gives a penalty on
 # $p_i$ weighted by each sentence's squared mean feature:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/ai2tale.py
+# ```{literalinclude} ../lib/iclr25/chapters/ai2tale/method.py
 # :pyobject: prior_term
 # ```
 #
@@ -170,7 +170,7 @@ print(f"held-out cues read as cues: {sep['cues']:.3f}; held-out decoys read "
 # sentence before the selector commits); (2) everything learns on the
 # cross-entropy plus $\lambda$ times the prior.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/ai2tale.py
+# ```{literalinclude} ../lib/iclr25/chapters/ai2tale/method.py
 # :pyobject: train_step
 # ```
 #
@@ -191,7 +191,7 @@ print(f"held-out cues read as cues: {sep['cues']:.3f}; held-out decoys read "
 # removal and stemming. Cue-Hit, which the paper could not measure, is the
 # share of phishing test emails whose selection is a planted cue.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/ai2tale.py
+# ```{literalinclude} ../lib/iclr25/chapters/ai2tale/measures.py
 # :pyobject: keyword_counts
 # ```
 

@@ -70,7 +70,7 @@ p = core.chapter("brainood", globals())
 # 0.2 (a gap of `shortcut`), so the site predicts the label there; the two
 # held-out sites have 0.5.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/data.py
 # :pyobject: sample_subjects
 # ```
 #
@@ -80,7 +80,7 @@ p = core.chapter("brainood", globals())
 # to train, ID validation and ID test; one held-out site validates (model
 # selection, as GOOD does) and the other is the OOD test.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/data.py
 # :pyobject: to_graphs
 # ```
 
@@ -126,7 +126,7 @@ print(f"site from connectivity: {site_acc:.2f} (chance {chance:.2f})")
 # 0.5, mean pooling). BrainOOD multiplies the node features by a mask shared by
 # all subjects, $M = \sigma(EE^\top)$, symmetric and in $[0, 1]$:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/method.py
 # :pyobject: feature_mask
 # ```
 #
@@ -135,15 +135,15 @@ print(f"site from connectivity: {site_acc:.2f} (chance {chance:.2f})")
 # draw a binary mask with the straight-through estimator, mask the message
 # passing (torch_geometric's `set_masks`) and the class logits are averaged:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/method.py
 # :pyobject: straight_through
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/method.py
 # :pyobject: BrainNet.forward
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/method.py
 # :pyobject: BrainNet.masked_passes
 # ```
 #
@@ -152,15 +152,15 @@ print(f"site from connectivity: {site_acc:.2f} (chance {chance:.2f})")
 # epochs, and the reconstruction $\tanh(HH^\top) \odot M$ of the masked
 # features by a high-pass GIN (inside `forward` above).
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/method.py
 # :pyobject: alignment_loss
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/method.py
 # :pyobject: gib_loss
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/method.py
 # :pyobject: r_schedule
 # ```
 #
@@ -168,7 +168,7 @@ print(f"site from connectivity: {site_acc:.2f} (chance {chance:.2f})")
 # 0.1, reconstruction 0.5, entropy 0.01); the baselines' penalties are GOOD's,
 # with their shipped weights, and every environment is a training site:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/brainood.py
+# ```{literalinclude} ../lib/iclr25/chapters/brainood/method.py
 # :pyobject: objective
 # ```
 
@@ -363,7 +363,7 @@ pd.DataFrame({m: {n: np.mean(a) for n, a in fresh[m].items()}
 # %% [markdown]
 # ## Claims
 #
-# Each rule in the module's CLAIMS registry (`brainood.CLAIMS`) was fixed in
+# Each rule in the chapter's CLAIMS registry (`brainood.CLAIMS`) was fixed in
 # the chapter's issue before any run. All three paper claims had been
 # declared known gaps before the book run: the OOD test site holds about 67
 # subjects, so one model's accuracy there has a binomial standard error near

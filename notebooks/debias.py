@@ -78,7 +78,7 @@ p = core.chapter("debias", globals())
 # In the last three, $S$ does not depend on the sentence, so $S \perp G$. The corpus
 # is pgmpy's rejection sample of the network given $S = 1$:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/debias.py
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: causal_model
 # ```
 
@@ -109,7 +109,7 @@ print(f"anti-stereotypical share of news given S = 1 at beta {p.beta}: "
 # * the **Type I test**: sentences whose fact decides the referent (WinoBias
 #   Type I), for accuracy.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/debias.py
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: document
 # ```
 
@@ -133,11 +133,11 @@ print(f"\nbias test: {len(cases)} cases ({sum(c.pro for c in cases)} pro), "
 # gender-swapped twin first. **III** starts with the inhibitive cue. I+II and I+III
 # put two cues together, which no training document does: a test of composition.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/debias.py
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: tiny_prompt
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/debias.py
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: tiny_answer_prompts
 # ```
 #
@@ -145,13 +145,13 @@ print(f"\nbias test: {len(cases)} cases ({sum(c.pro for c in cases)} pro), "
 # `who :`; the metrics are the accuracy on pro- and on anti-stereotypical cases and
 # their gap:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/debias.py
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: metrics
 # ```
 #
 # and the bias test scores each ambiguous sentence against both readings:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/debias.py
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: bias_cases
 # ```
 #
@@ -160,7 +160,7 @@ print(f"\nbias test: {len(cases)} cases ({sum(c.pro for c in cases)} pro), "
 # Two tiny Llamas (4 layers, $d = 64$) are trained on corpora from the same network:
 # one at $\beta$ = `beta`, and a control at $\beta = 0$, where nothing is selected.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/debias.py
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: train_planted
 # ```
 
@@ -181,11 +181,11 @@ fact_prompt = debias.tiny_prompt(decided[0], "I")
 print(fact_prompt, "->", llm.generate(planted[p.beta], [fact_prompt], 5)[0])
 
 # %% [markdown]
-# The bound, fixed beforehand (the module's CLAIMS registry): with the default
-# prompt, a gap of at least 0.10 at $\beta$ 0.8 and at most 0.03 either way at
-# $\beta = 0$, on the bias test. On the Type I test the fact decides, and a
-# model that learnt its facts has no room for a bias there (printed, not
-# claimed).
+# The bound, fixed beforehand (the chapter's CLAIMS registry): with the
+# default prompt, a gap of at least 0.10 at $\beta$ 0.8 and at most 0.03
+# either way at $\beta = 0$, on the bias test. On the Type I test the fact
+# decides, and a model that learnt its facts has no room for a bias there
+# (printed, not claimed).
 
 # %%
 gaps = {b: tiny[b]["default"]["gap"] for b in planted}
@@ -257,7 +257,7 @@ core.claim(
 # the gender-swapped twin and says the answer does not change, III forbids using
 # gender. SmolLM2 writes nothing here; it is scored. Scores are cached.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/debias.py
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: smol_prompt
 # ```
 
@@ -323,7 +323,7 @@ debias.gap_figure({f"tiny, beta {p.beta}": tiny[p.beta],
 # model.choose(prompts, [c.options for c in smol_cases])
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/llm.py
+# ```{literalinclude} ../lib/iclr25/llm/backends.py
 # :pyobject: backend
 # ```
 #

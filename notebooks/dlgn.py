@@ -70,7 +70,7 @@ p = core.chapter("dlgn", globals())
 # (Doeschate/Feature_Learning_DLGN) label the same way, but put the points on
 # the unit sphere in 20 dimensions and the hyperplanes through the origin.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/dlgn.py
+# ```{literalinclude} ../lib/iclr25/chapters/dlgn/data.py
 # :pyobject: oblique_tree
 # ```
 #
@@ -111,7 +111,7 @@ print("share of each node's hyperplane (inside its cell) across which the "
 # loss. DLGN-SF ("shallow features") gates every layer on the input itself,
 # $g^l = W_g^l x + b^l$.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/dlgn.py
+# ```{literalinclude} ../lib/iclr25/chapters/dlgn/method.py
 # :pyobject: DLGN
 # ```
 #
@@ -121,7 +121,7 @@ print("share of each node's hyperplane (inside its cell) across which the "
 # DLGN is constant between its gate hyperplanes: they are its only
 # discontinuities.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/dlgn.py
+# ```{literalinclude} ../lib/iclr25/chapters/dlgn/method.py
 # :pyobject: hyperplanes
 # ```
 #
@@ -129,7 +129,7 @@ print("share of each node's hyperplane (inside its cell) across which the "
 # normalised by the length of their normals, $(a, c)/\lVert a \rVert$ against
 # $(w, b)$, with the sign of $(a, c)$ that brings them closest:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/dlgn.py
+# ```{literalinclude} ../lib/iclr25/chapters/dlgn/method.py
 # :pyobject: gate_distances
 # ```
 
@@ -257,7 +257,7 @@ core.explore(flat_figure, SHOTS, "epoch", active=len(SHOTS) - 1);
 # the paper's, not claimed): keep the 6 best distinct gates and split on the
 # one whose subtree, built the same way, agrees best with the DLGN.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/dlgn.py
+# ```{literalinclude} ../lib/iclr25/chapters/dlgn/method.py
 # :pyobject: extract_tree
 # ```
 

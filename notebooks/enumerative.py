@@ -75,7 +75,7 @@ p = core.chapter("enumerative", globals())
 # the tests check that removing any other point gives the same number, the string and
 # dilaton equations, and values from Witten's tables.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/intersection.py
 # :pyobject: dvv
 # ```
 
@@ -124,7 +124,7 @@ fig.show()
 # $x\sin(ax)\operatorname{sinc}(ax/\pi)$, the same function without a division, so a
 # near-zero $a$ is harmless. Snake, $x + \sin^2(ax)/a$, is the periodic baseline.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: DRA
 # ```
 #
@@ -138,7 +138,7 @@ fig.show()
 # aggregation, a width of `width`, `epochs` epochs and a larger learning rate than the
 # paper's $5\cdot 10^{-4}$ to fit the budget. The loss is the paper's L1 loss.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: IntersectionTransformer
 # ```
 #
@@ -284,7 +284,7 @@ core.claim(
 # side with a $\tau_0$ (string) or a $\tau_1$ (dilaton) whose right-hand numbers are
 # stable; the exact numbers give zero (a unit test, and printed below).
 #
-# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: virasoro_residuals
 # ```
 #
@@ -374,7 +374,7 @@ core.claim(
 # test point on the calibration points with a nearby number of marked points: a window
 # $|n' - n| \le w$ that slides with $n$. crepes computes each quantile.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: conformal_halfwidths
 # ```
 #
@@ -504,7 +504,7 @@ pd.DataFrame({"n": ood_cov.n, "OOD test points": ood_cov.count,
 # $n$, the spread of the ratio exact/asymptotic over the partitions. (For $n=1$ the
 # formula is exact.)
 #
-# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/intersection.py
 # :pyobject: asymptotic_terms
 # ```
 
@@ -545,7 +545,7 @@ fig.show()
 # seed), the same network at its random initialisation, and a *control probe* that
 # sees only the inputs and simple transforms of them, no hidden state:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/enumerative.py
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: input_features
 # ```
 #

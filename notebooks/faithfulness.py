@@ -67,7 +67,7 @@ started = time.perf_counter(), time.process_time()
 # setting) and removed. The paper asks an auxiliary LLM for the concepts and
 # the edits; here they are template edits:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness/data.py
 # :pyobject: counterfactual
 # ```
 #
@@ -75,7 +75,7 @@ started = time.perf_counter(), time.process_time()
 # else the identity with the planted stereotype's strength, else the answer is
 # "unknown"; the setting never decides.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness/data.py
 # :pyobject: deciders
 # ```
 #
@@ -85,7 +85,7 @@ started = time.perf_counter(), time.process_time()
 # races..."); ours is a parser of our explanation grammar that draws the same
 # line:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness/data.py
 # :pyobject: cited
 # ```
 #
@@ -93,10 +93,10 @@ started = time.perf_counter(), time.process_time()
 # counterfactual ($X = 1$) follow a multinomial logit with "unknown" as the
 # reference class; the effects' prior scale $\sigma_c$ is shared by every
 # intervention of a category. The official code writes one block of sample
-# sites per intervention (`official_ce_model` in the module); we write the same
-# model with one plate, which a test checks has the same log density:
+# sites per intervention (`official_ce_model` in `method.py`); we write the
+# same model with one plate, which a test checks has the same log density:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness/method.py
 # :pyobject: ce_model
 # ```
 #
@@ -108,7 +108,7 @@ started = time.perf_counter(), time.process_time()
 # $\beta_e \sim N(\mu, 1)$: $\mu$ is the dataset's faithfulness, 1 when
 # explanations rank concepts as their effects do, 0 when unrelated.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness/method.py
 # :pyobject: faith_model
 # ```
 
@@ -155,7 +155,7 @@ print("stereotyped first in",
 # "after *at the*, copy the place word") make each step cheap; the rate is
 # divided by 10 for the last fifth of the steps.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness/models.py
 # :pyobject: train_tiny
 # ```
 
@@ -507,6 +507,6 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 # one YES or NO a line (our wording of the official
 # `implied_concepts_prompt.txt`):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/faithfulness.py
+# ```{literalinclude} ../lib/iclr25/chapters/faithfulness/method.py
 # :pyobject: judge_prompt
 # ```

@@ -68,7 +68,7 @@ chapter_start = time.perf_counter()
 # clean MLP outputs of a window of layers at the subject's last token: how much of the
 # correct answer's probability comes back measures how much those MLPs carry the fact.
 #
-# ```{literalinclude} ../lib/iclr25/editing.py
+# ```{literalinclude} ../lib/iclr25/editing/rome_method.py
 # :pyobject: causal_trace
 # ```
 #
@@ -78,7 +78,7 @@ chapter_start = time.perf_counter()
 # a KL term that keeps what the model says about "{subject} is a" and a penalty on the
 # size of the change:
 #
-# ```{literalinclude} ../lib/iclr25/editing.py
+# ```{literalinclude} ../lib/iclr25/editing/rome_method.py
 # :pyobject: rome_v
 # ```
 #
@@ -87,7 +87,7 @@ chapter_start = time.perf_counter()
 # which cannot be had offline, so we estimate it on about 58,000 tokens of text the
 # model samples itself):
 #
-# ```{literalinclude} ../lib/iclr25/editing.py
+# ```{literalinclude} ../lib/iclr25/editing/rome_method.py
 # :pyobject: rome
 # ```
 #
@@ -97,7 +97,7 @@ chapter_start = time.perf_counter()
 # a token $t$ at a position,
 # $c_{l,i} = a_{l,i}\,(W^{l}_{\text{down}}[i,:] \cdot W_U[:,t])$:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine.py
+# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
 # :pyobject: contributions
 # ```
 #
@@ -106,7 +106,7 @@ chapter_start = time.perf_counter()
 # for the token the unedited model predicts at that position, outside the last few
 # layers: an object of two tokens ("Kuala Lumpur") gets $2k$ neurons.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine.py
+# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
 # :pyobject: locate
 # ```
 #
@@ -116,14 +116,14 @@ chapter_start = time.perf_counter()
 # again after it, and keeps the updates small ($\gamma\,\lVert\delta\rVert$, the norm
 # itself, as in the authors' code):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine.py
+# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
 # :pyobject: fine_loss
 # ```
 #
 # Adam minimises it, stopping as soon as the *least* probable token of the new object
 # reaches 0.9:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine.py
+# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
 # :pyobject: fine
 # ```
 #
@@ -138,7 +138,7 @@ chapter_start = time.perf_counter()
 # knows it: greedy decoding after the prompt writes the whole true object (every token
 # of it is the model's top-1 under teacher forcing).
 #
-# ```{literalinclude} ../lib/iclr25/editing.py
+# ```{literalinclude} ../lib/iclr25/editing/facts.py
 # :pyobject: known_facts
 # ```
 
@@ -214,7 +214,7 @@ print(f"C from {n_keys:,} tokens ({time.perf_counter() - start:.0f} s)")
 # edited model generates about the subject (greedy decoding), beside the unedited
 # model's.
 #
-# ```{literalinclude} ../lib/iclr25/editing.py
+# ```{literalinclude} ../lib/iclr25/editing/evaluation.py
 # :pyobject: agreement
 # ```
 
@@ -284,7 +284,7 @@ print(f"ROME rewrites all {d_model} x {d_mlp} weights of a down projection; "
 # ## What the comparison shows
 #
 # A claim is of kind *paper* (the paper makes it; its figure is quoted) or *setup* (our
-# experiment can test the paper at all). The rules that decide them are in the module's
+# experiment can test the paper at all). The rules that decide them are in the package's
 # CLAIMS registry, fixed before the book's run. Efficacy: both methods reach 0.9 and
 # differ by at most 0.1. Generalisation: FiNE's is at most 0.1 below ROME's.
 

@@ -75,7 +75,7 @@ t0 = time.perf_counter()
 # scores. Train and test use different entities and different templates, and
 # only facts the model answers right, as RAVEL does.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/hyperdas.py
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/data.py
 # :pyobject: make_examples
 # ```
 #
@@ -85,7 +85,7 @@ t0 = time.perf_counter()
 # and position of one layer side by side, each intervention on its own rows of a
 # shared batch:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/hyperdas.py
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/das.py
 # :pyobject: das_layer
 # ```
 #
@@ -98,11 +98,11 @@ t0 = time.perf_counter()
 # subspace is a learned basis $W$ reflected by a Householder vector $r$ read from
 # the instruction, $R = (I - 2rr^\top)W$:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/hyperdas.py
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/method.py
 # :pyobject: ReflectSelect
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/hyperdas.py
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/method.py
 # :pyobject: interchange
 # ```
 #
@@ -110,11 +110,11 @@ t0 = time.perf_counter()
 # 0.5) plus a penalty on any source token spent on more than one base token,
 # weighted 0 for the first half of training and then 0.15 rising to 1.5:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/hyperdas.py
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/method.py
 # :pyobject: sparsity_penalty
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/hyperdas.py
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/method.py
 # :pyobject: penalty_weight
 # ```
 
@@ -160,7 +160,7 @@ key = {name: getattr(p, name) for name in (
 # and with batch 16 it was too noisy for the rule (the official DAS runs use
 # 1,000 steps of 16 at lr $10^{-3}$ on Llama3-8B).
 #
-# ```{literalinclude} ../lib/iclr25/chapters/hyperdas.py
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/das.py
 # :pyobject: converged
 # ```
 

@@ -71,15 +71,15 @@ p = core.chapter("identifiability", globals())
 # are trained together as one batch of weight tensors, each with its own seed, data and
 # batch order.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/networks.py
 # :pyobject: boolean_data
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/networks.py
 # :pyobject: forward
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/networks.py
 # :pyobject: train_networks
 # ```
 
@@ -129,11 +129,11 @@ print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned "
 # the official criterion. With `width` neurons per layer there are $(2^{w}-1)^2$
 # circuits (49 at width 3, 961 at width 5), and all of them are run in one batched pass.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: neuron_circuits
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: circuit_accuracy
 # ```
 #
@@ -142,7 +142,7 @@ print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned "
 # between two consecutive distinct values turns it into a truth table, so a neuron has up
 # to three readings:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: threshold_truth_tables
 # ```
 #
@@ -154,13 +154,13 @@ print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned "
 # code, a neuron whose gate over exactly two parents could only be XOR or XNOR is ruled
 # out: the target would then be "explained" by itself.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: _local_ok
 # ```
 #
 # The count over all choices factorises over the two hidden layers:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: count_interpretations
 # ```
 
@@ -221,7 +221,7 @@ not_unique_claim("interpretations")
 # circuit (with all its edges), so the count can only grow. The distinct parts of the
 # circuits (a neuron with its incoming edges) are run once each:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/official.py
 # :pyobject: edge_circuit_accuracy
 # ```
 
@@ -298,7 +298,7 @@ fig.show()
 # one algorithm. The official code searches to depth 3 for these networks (the number of
 # hidden layers plus one).
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: candidate_algorithms
 # ```
 #
@@ -316,15 +316,15 @@ fig.show()
 # algorithm. A location counts when every variable has IIA 1, and it is kept when it is
 # minimal (no valid location uses subsets of its groups).
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: patched_outputs
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: interchange_accuracy
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: minimal_locations
 # ```
 
@@ -373,11 +373,11 @@ not_unique_claim("locations")
 # negation (AND and OR), so they align with exactly the same networks; ours counts them
 # once.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/official.py
 # :pyobject: official_algorithms
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/official.py
 # :pyobject: official_alignment
 # ```
 
@@ -415,10 +415,11 @@ pd.DataFrame({
 k = {name: int(np.sum(counts > 1)) for name, counts in
      (("official", official_aligned), ("ours", n_aligned))}
 core.claim(
-    "algorithms_not_unique", estimate=stats.share(k["official"], len(EXPLAINED)),
-    measured=f"{k['official']} of {len(EXPLAINED)} {p.gate} networks of width "
-             f"{p.width}, official count; ours (distinct up to negation, 16 "
-             f"pairs) {k['ours']}");
+    "algorithms_not_unique",
+    estimate=stats.share(k["official"], len(EXPLAINED)),
+    measured=f"{k['official']} of {len(EXPLAINED)} {p.gate} networks of "
+             f"width {p.width}, official count; ours (distinct up to "
+             f"negation, 16 pairs) {k['ours']}");
 
 # %% [markdown]
 # ### Beside the official code's own counts
@@ -558,11 +559,11 @@ core.claim("persists_across_variants", value=list(shares["circuits"]),
 # (`separate_into_k_mlps`), and counts circuits, interpretations, aligned algorithms and
 # locations of each, exactly as for a single-gate network.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/networks.py
 # :pyobject: Networks.head
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: explain_outputs
 # ```
 #
@@ -574,7 +575,7 @@ core.claim("persists_across_variants", value=list(shares["circuits"]),
 # (`multi_seeds` seeds each), so each task contains the previous one; the official code
 # instead draws the set of gates at random for each seed.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/identifiability.py
+# ```{literalinclude} ../lib/iclr25/chapters/identifiability/method.py
 # :pyobject: joint_circuits
 # ```
 
@@ -680,7 +681,7 @@ core.explore(browse_figure, list(BROWSE), "network");
 # width 2 to `max_width`, and non-uniqueness "persists with several gates" when, for every
 # task of two or more gates, more than half of the networks that learned it have more than
 # one circuit replicating all outputs (stricter than the official per-gate count, since
-# such a circuit is valid for each gate). The bounds are in the module's
+# such a circuit is valid for each gate). The bounds are in the package's
 # CLAIMS registry; every claim is of kind `paper` (the paper makes it). A
 # claim that our setting cannot show is declared there, with its diagnosis,
 # before the run, but for `algorithms_not_unique`, which missed in the first

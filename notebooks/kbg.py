@@ -59,7 +59,7 @@ p = core.chapter("kbg", globals())
 # NAS-Bench-Graph's operations: here a linear pre-layer, two operations, each with
 # ReLU and dropout, and a linear classifier.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
 # :pyobject: build_net
 # ```
 #
@@ -77,7 +77,7 @@ p = core.chapter("kbg", globals())
 # categorical part is the Dice similarity of "same value as the target"
 # indicators; $s = w\, s_{num} + (1 - w)\, s_{cat}$.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
 # :pyobject: pairwise_similarity
 # ```
 #
@@ -87,7 +87,7 @@ p = core.chapter("kbg", globals())
 # "global" one averages a performance score weighted by similarity per
 # architecture.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
 # :pyobject: recommend_local
 # ```
 
@@ -146,7 +146,7 @@ print("\nnetworkx view: nodes", kinds.to_dict(), "edges",
 # Every number below is read back from the database. The facts a recommendation
 # reads come from one Cypher query, with the source datasets as a parameter:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/store.py
 # :pyobject: Store.facts
 # ```
 

@@ -63,19 +63,20 @@ p = core.chapter("mcqa", globals())
 # answer in the multiple-choice format. Prompts are 3-shot, three solved questions then
 # the query. The 108 objects and their typical colours are the paper's, from the
 # Memory Colors dataset: the official repository ships them as a small CSV under the
-# Apache License 2.0, and so does this package (`mcqa_memory_colors.csv`, beside the
-# module). As a stand-in for MMLU we add a small world-knowledge set of capital cities.
+# Apache License 2.0, and so does this chapter's package (`memory_colors.csv`,
+# beside its modules). As a stand-in for MMLU we add a small world-knowledge set of
+# capital cities.
 #
 # The official code's prompt opens with an instruction and writes each question as a
 # `Phrase:` with its `Choices:`, ending in "The correct answer is:"; the symbol follows.
 # We also keep a bare template (the question, the options, `Answer:`) to see how much
 # the wording matters.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa/task.py
 # :pyobject: colour_question
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa/task.py
 # :pyobject: lettered
 # ```
 
@@ -99,7 +100,7 @@ print(mcqa.prompt(colours[0], "cloze"), "...",
 # $\log P(\text{option} \mid \text{prompt}) = \sum_j \log P(c_j \mid \text{prompt}, c_{<j})$,
 # with three cloze-format shots; no symbol is involved.
 #
-# ```{literalinclude} ../lib/iclr25/llm.py
+# ```{literalinclude} ../lib/iclr25/llm/scoring.py
 # :pyobject: score_continuations
 # ```
 #
@@ -171,7 +172,7 @@ core.claim(
 # correct symbol is *separated* from the others there: the mean of
 # $\log p(\text{correct}) - \operatorname{mean}_{\text{others}} \log p(\text{other})$ over items.
 #
-# ```{literalinclude} ../lib/iclr25/llm.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa/interventions.py
 # :pyobject: vocab_projection
 # ```
 
@@ -180,7 +181,8 @@ smol_tokens = mcqa.symbol_tokens(smol, "ABCD")
 smol_prompts = [mcqa.prompt(i, template=p.template) for i in colours]
 smol_projection = mcqa.cached_run(
     "projection", smol, smol_prompts,
-    lambda: llm.vocab_projection(smol, smol_prompts, "residual", smol_tokens))
+    lambda: mcqa.vocab_projection(smol, smol_prompts, "residual",
+                                  smol_tokens))
 smol_separation = mcqa.separation(smol_projection, colours)
 per_item = mcqa.item_separation(smol_projection, colours)
 interval = [stats.mean(row, seed=p.seed) for row in per_item]
@@ -258,11 +260,11 @@ core.claim(
 # a slightly different model: the claims test trends and comparisons, not exact
 # values or strictly monotone curves.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa/method.py
 # :pyobject: tiny_corpus
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa/method.py
 # :pyobject: train_tiny
 # ```
 #
@@ -345,9 +347,9 @@ projection = {}
 for fmt in mcqa.SYMBOLS:
     prompts = [mcqa.prompt(i, fmt) for i in evaluation]
     tokens = mcqa.symbol_tokens(tiny, fmt)
-    projection[fmt] = {c: llm.vocab_projection(tiny, prompts, c, tokens)
+    projection[fmt] = {c: mcqa.vocab_projection(tiny, prompts, c, tokens)
                        for c in ("residual", "attention", "mlp", "head")}
-    projection[fmt]["canonical"] = llm.vocab_projection(
+    projection[fmt]["canonical"] = mcqa.vocab_projection(
         tiny, prompts, "residual", mcqa.symbol_tokens(tiny, "ABCD"))
 layers = list(range(tiny.n_layers))
 
@@ -419,14 +421,14 @@ core.claim(
 # its value in the source run; its effect is the normalised logit difference, 0 when
 # nothing changes and 1 when the prediction moves as far as the source's own.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa/method.py
 # :pyobject: normalised_effect
 # ```
 #
 # The sweep runs through pyvene; everything before the first patched position is the
 # same in every patched run, so it is computed once and its keys and values reused.
 #
-# ```{literalinclude} ../lib/iclr25/llm.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa/interventions.py
 # :pyobject: patch_sweep
 # ```
 
@@ -522,7 +524,7 @@ held_source = symbol_logprobs(llm.next_token_logits(tiny, source_prompts))
 def joint_effect(sites):
     """Normalised effect on the held pairs of patching all ``sites``
     together at the last position."""
-    logits = llm.patch(tiny, base_prompts, source_prompts, sites)
+    logits = mcqa.patch(tiny, base_prompts, source_prompts, sites)
     return float(mcqa.normalised_effect(symbol_logprobs(logits), held_base,
                                         held_source, held))
 
@@ -606,7 +608,7 @@ core.claim(
 # and those after it, one-sided p-value at most 0.05. One inversion among six points
 # does not overturn it, as it did a rank-correlation threshold.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/mcqa.py
+# ```{literalinclude} ../lib/iclr25/chapters/mcqa/method.py
 # :pyobject: trend
 # ```
 
@@ -714,5 +716,5 @@ core.claims_table();
 # ```
 #
 # The paper's models (Olmo-7B, Llama-3.1-8B, Qwen-2.5-1.5B) do not ship offline; with a
-# GPU and their weights, the same functions of `iclr25.llm` apply to any Llama-style
-# transformers model.
+# GPU and their weights, the same functions of `iclr25.llm` and of this chapter's
+# `interventions.py` apply to any Llama-style transformers model.

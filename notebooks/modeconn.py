@@ -72,11 +72,11 @@ torch.set_num_threads(1)
 # climbs above where it starts and ends. The official code evaluates 1,000 points
 # for figures and 250 for statistics:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/modeconn.py
+# ```{literalinclude} ../lib/iclr25/chapters/modeconn/method.py
 # :pyobject: path_losses
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/modeconn.py
+# ```{literalinclude} ../lib/iclr25/chapters/modeconn/method.py
 # :pyobject: barrier
 # ```
 #
@@ -86,14 +86,14 @@ torch.set_num_threads(1)
 # pixel, as in the official code, so the step itself is not exactly orthogonal; the
 # bypass reports how much of the move lies along $C - A$.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/modeconn.py
+# ```{literalinclude} ../lib/iclr25/chapters/modeconn/method.py
 # :pyobject: bypass
 # ```
 #
 # The path $A \to B' \to C$ has two segments; a round bypasses the worst of them
 # (or, as the official untrained-model script does, every one), and rounds repeat:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/modeconn.py
+# ```{literalinclude} ../lib/iclr25/chapters/modeconn/method.py
 # :pyobject: connect
 # ```
 #
@@ -102,7 +102,7 @@ torch.set_num_threads(1)
 # official code bypasses barriers by the same free optimisation from the barrier
 # point (`optimize_point`, no projection, no penalty).
 #
-# ```{literalinclude} ../lib/iclr25/chapters/modeconn.py
+# ```{literalinclude} ../lib/iclr25/chapters/modeconn/method.py
 # :pyobject: feature_visualization
 # ```
 #
@@ -110,14 +110,14 @@ torch.set_num_threads(1)
 # on the CE of $k$ plus the same MSE and TV penalties, and stopped as soon as its loss
 # falls below that of the real image it will be compared with:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/modeconn.py
+# ```{literalinclude} ../lib/iclr25/chapters/modeconn/method.py
 # :pyobject: adversarial
 # ```
 #
 # The official statistics drop, in each class, the two pairs whose endpoint losses
 # differ most, so that barriers are compared between pairs of similar endpoints:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/modeconn.py
+# ```{literalinclude} ../lib/iclr25/chapters/modeconn/method.py
 # :pyobject: drop_mismatched
 # ```
 #

@@ -66,7 +66,7 @@ p = core.chapter("probing", globals())
 # (BCE) on one-hot targets, $-\sum_k [y_k \log \sigma(z_k) + (1-y_k)\log(1-\sigma(z_k))]$.
 # The chapter also mixes them, $(1-a)\,\mathrm{CE} + a\,\mathrm{BCE}$:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/probing.py
+# ```{literalinclude} ../lib/iclr25/chapters/probing/method.py
 # :pyobject: probe_loss
 # ```
 #
@@ -77,7 +77,7 @@ p = core.chapter("probing", globals())
 # ReLU MLPs, and a 2-layer B-cos MLP, whose layers replace $w^\top x$ by
 # $|\cos(x, w)|\, \hat w^\top x$ (unit-norm rows $\hat w$, max-out over two units):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/probing.py
+# ```{literalinclude} ../lib/iclr25/chapters/probing/method.py
 # :pyobject: BcosLinear
 # ```
 #
@@ -87,7 +87,7 @@ p = core.chapter("probing", globals())
 # smoothed, negatives set to zero) should put its mass in that cell; the score is
 # the cell's share (1 is perfect, 1/4 is chance):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/probing.py
+# ```{literalinclude} ../lib/iclr25/chapters/probing/evaluation.py
 # :pyobject: gridpg
 # ```
 #
@@ -95,7 +95,7 @@ p = core.chapter("probing", globals())
 # backprop, GradCAM on the last convolution, LRP (epsilon rules) and LIME on 4×4
 # patches; for B-cos probes also the contribution map $W(x)\,x$.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/probing.py
+# ```{literalinclude} ../lib/iclr25/chapters/probing/evaluation.py
 # :pyobject: attribute
 # ```
 
@@ -149,7 +149,7 @@ vision.image_grid(
 # best-validation weights are kept: on 3,600 images an MLP probe would otherwise
 # "converge" by memorising them):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/probing.py
+# ```{literalinclude} ../lib/iclr25/chapters/probing/method.py
 # :pyobject: train_probe
 # ```
 #

@@ -61,7 +61,7 @@ chapter_start = time.perf_counter()
 # looked up in its `AttentionInterface`; we register an eager-equivalent one that
 # records each layer's weights, or puts given weights in their place:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sadr.py
+# ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
 # :pyobject: recording_attention
 # ```
 #
@@ -71,11 +71,11 @@ chapter_start = time.perf_counter()
 # attention to the subject's last token now exceeds the largest any head of their layer
 # gave it before (the hinge):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sadr.py
+# ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
 # :pyobject: over_attending
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sadr.py
+# ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
 # :pyobject: attention_loss
 # ```
 #
@@ -86,14 +86,14 @@ chapter_start = time.perf_counter()
 # is a `Penalty` handed to ROME's own `rome_v`: a context the model runs in (here the
 # recording attention) and a loss on what it recorded.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sadr.py
+# ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
 # :pyobject: sadr_v
 # ```
 #
 # The paper's test that drift causes the leak: run the *edited* model with the
 # unedited model's attention weights put back in every layer above the edit.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sadr.py
+# ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
 # :pyobject: restore_attention
 # ```
 #
@@ -104,7 +104,7 @@ chapter_start = time.perf_counter()
 # relations (RS) and the distract prompts (DNS) the true object is right and the new
 # one wrong. The margin, the wrong object's NLL minus the right one's, says by how much.
 #
-# ```{literalinclude} ../lib/iclr25/editing.py
+# ```{literalinclude} ../lib/iclr25/editing/evaluation.py
 # :pyobject: counterfact_margins
 # ```
 #

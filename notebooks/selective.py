@@ -65,7 +65,7 @@ p = core.chapter("selective", globals())
 # $N$ test points sorted by decreasing score, $r(k/N)$ the error rate of the first $k$,
 # $r(0) = 0$, and the trapezoidal rule.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
 # :pyobject: risk_coverage
 # ```
 #
@@ -76,7 +76,7 @@ p = core.chapter("selective", globals())
 # below every correct prediction at the same error rate, and the AUROC of the score
 # separating correct from wrong predictions (higher is better).
 #
-# ```{literalinclude} ../lib/iclr25/chapters/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
 # :pyobject: e_aurc
 # ```
 #
@@ -90,7 +90,7 @@ p = core.chapter("selective", globals())
 #
 # $$\frac{\partial L}{\partial z} = \pi - \Big((1-\alpha)\,y + \frac{\alpha}{K}\Big), \qquad \pi = \operatorname{softmax}(z),$$
 #
-# ```{literalinclude} ../lib/iclr25/chapters/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
 # :pyobject: ls_logit_gradient
 # ```
 #
@@ -105,7 +105,7 @@ p = core.chapter("selective", globals())
 # centred on their mean over the classes (as in the official search; the softmax
 # ignores that shift), with $p \in \{1, \dots, 10\}$ chosen on validation AURC.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
 # :pyobject: normalised_max_logit
 # ```
 
@@ -145,7 +145,7 @@ fig.show()
 # $\alpha = 0$) and with LS at each $\alpha$, from the same initialisation and batch
 # order for a given seed.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
 # :pyobject: Recipe
 # ```
 
@@ -350,7 +350,7 @@ core.claim(
 # falls as the CE confidence rises. Means over seeds, error bars one standard
 # deviation.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
 # :pyobject: suppression_by_confidence
 # ```
 
@@ -386,7 +386,7 @@ core.claim(
 # split (never the test split) and the test predictions are ranked by the centred
 # normalised max logit $\max_k u_k / \|u\|_p$.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/selective.py
+# ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
 # :pyobject: choose_p
 # ```
 #

@@ -70,7 +70,7 @@ p = core.chapter("sensitivity", globals())
 #
 # $$\tilde x = x + e_i \otimes \eta, \qquad \eta \sim \mathcal N(0, \sigma^2 I),$$
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity/method.py
 # :pyobject: perturb_one_token
 # ```
 #
@@ -79,7 +79,7 @@ p = core.chapter("sensitivity", globals())
 # averaged over training inputs and `repeats` draws per input (the paper uses 5;
 # we take 20, because at the paper's small noise flips are rare):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity/method.py
 # :pyobject: sensitivity
 # ```
 #
@@ -112,7 +112,7 @@ print(f"{p.dataset}: {len(data.train)} training images of shape "
 # `iclr25.vision` and a ConvMixer (patch embedding, then residual depthwise and
 # pointwise convolutions):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity/models.py
 # :pyobject: ConvMixer
 # ```
 #
@@ -121,7 +121,7 @@ print(f"{p.dataset}: {len(data.train)} training images of shape "
 # function they learned. So every model is trained until its training accuracy
 # reaches `target_acc` (99%), checked after every epoch, with an epoch cap:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity/method.py
 # :pyobject: train_to_accuracy
 # ```
 #
@@ -202,7 +202,7 @@ table.round(3)
 # is the official code's flatness measure: the mean L1 change of the logits on the
 # training set when every weight gets $\mathcal N(0, 0.05^2)$ noise (five draws).
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity/method.py
 # :pyobject: sharpness
 # ```
 #
@@ -274,7 +274,7 @@ core.claim(
 # $\tilde x$ with one patch noised, $p = 0.5$. The official noise std is 1 on
 # $[-1, 1]$ pixels, so `sigma_reg` = 0.5 here:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity/method.py
 # :pyobject: regularised_loss
 # ```
 #
@@ -440,7 +440,7 @@ core.claim(
 # chapter shows the paper run when it is cached and the quick run otherwise; the
 # line under the figure says which ran.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sensitivity.py
+# ```{literalinclude} ../lib/iclr25/chapters/sensitivity/grokking.py
 # :pyobject: grok
 # ```
 
@@ -490,7 +490,7 @@ core.claim(
 # %% [markdown]
 # ## Claims
 #
-# The rules (in the module's CLAIMS registry), fixed before the run: "lowest" is a
+# The rules (in the package's CLAIMS registry), fixed before the run: "lowest" is a
 # strict inequality on the sensitivity averaged over the $\sigma$ grid, with training
 # accuracies within 5 points counting as matched (every model is trained to the same
 # target, so this only catches a model stopped by the epoch cap); a correlation needs
@@ -501,7 +501,7 @@ core.claim(
 # seed-averaged sensitivity *and* raise the mean accuracy over the three
 # corruptions; the grokking events are the thresholds named above.
 #
-# One claim is declared a known gap (in the module's CLAIMS registry, with its
+# One claim is declared a known gap (in the package's CLAIMS registry, with its
 # diagnosis) before the run: the grokking claim of the quick run. Two more were
 # declared before the first run of this redesigned chapter and held in it, so their
 # declarations were removed: the robustness correlation (we expected the

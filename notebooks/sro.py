@@ -63,7 +63,7 @@ p = core.chapter("sro", globals())
 #
 # $$\tilde\beta = \arg\min_\beta \frac{1}{2n}\|PX\beta\|^2 - \frac1n\langle X^\top y, \beta\rangle + h(\beta).$$
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
 # :pyobject: sro
 # ```
 #
@@ -72,7 +72,7 @@ p = core.chapter("sro", globals())
 #
 # $$\beta_t = \arg\min_\beta \frac{1}{2n}\|PX(\beta - \beta_{t-1})\|^2 + \frac1n\langle X^\top(X\beta_{t-1} - y), \beta\rangle + h(\beta).$$
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
 # :pyobject: sro_step
 # ```
 #
@@ -80,12 +80,12 @@ p = core.chapter("sro", globals())
 # computed once; each step then costs one exact gradient, $O(nd)$, and a small
 # $d$-dimensional solve.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
 # :pyobject: iterative_sro
 # ```
 #
 # Drawing a fresh $P$ at every step instead gives the Iterative Hessian Sketch (IHS)
-# of Pilanci and Wainwright, the paper's baseline (`ihs` in the module). Every
+# of Pilanci and Wainwright, the paper's baseline (`ihs` in `method.py`). Every
 # subproblem has the form $\frac12\beta^\top H\beta - g^\top\beta + h(\beta)$ and is
 # solved by accelerated proximal gradient with monotone restarts (`fista`), which
 # decreases the objective at every accepted step for convex and nonconvex penalties
@@ -98,7 +98,7 @@ p = core.chapter("sro", globals())
 # randomized Hadamard transform (SRHT) $O(nd\log n)$ and the CountSketch only
 # $O(nd)$: every row of $X$ is added, with a random sign, to one random row of $PX$.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
 # :pyobject: count_sketch
 # ```
 #
@@ -108,7 +108,7 @@ p = core.chapter("sro", globals())
 # shrinking large coefficients: SCAD and MCP. Proximal gradient needs their proximal
 # operators; SCAD's is a three-piece thresholding rule.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
 # :pyobject: prox_scad
 # ```
 #
@@ -195,7 +195,7 @@ fits = {kind: sro.log_linear_fit(err) for kind, err in approx.items()}
 # %% [markdown]
 # The fit, $\log_{10}$ of the error against $t$ over the steps above the floor:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
 # :pyobject: log_linear_fit
 # ```
 #
@@ -539,7 +539,7 @@ core.claim(
 # of a mean over the draws), run Iterative SRO with $\ell_1$ for $T$ steps, and fit the
 # factor to each run as in the first section:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sro.py
+# ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
 # :pyobject: contraction_factor
 # ```
 #

@@ -76,14 +76,14 @@ torch.set_num_threads(1)
 # * **robust**: $\bar S$ is chosen by an adversary, a PGD attack within the
 #   $L_\infty$ ball of radius $\epsilon$ that tries to change the prediction.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst/method.py
 # :pyobject: fill
 # ```
 #
 # The attack moves only the free features and projects back onto the ball, the
 # feature range and $x_S$ after every step:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst/method.py
 # :pyobject: pgd_complement
 # ```
 #
@@ -98,7 +98,7 @@ torch.set_num_threads(1)
 # sigmoid score $s_i$ per input feature. The explanation is $S = \{i : s_i \ge \tau\}$,
 # read off in the forward pass that makes the prediction.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst/method.py
 # :pyobject: SSTNet
 # ```
 #
@@ -109,7 +109,7 @@ torch.set_num_threads(1)
 #
 # $$L = \mathrm{CE}(f(x), y) + \mathrm{CE}\big(f(z), \arg\max f(x)\big) + \gamma\,\frac{\|s\|_1}{n}.$$
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst/method.py
 # :pyobject: sst_loss
 # ```
 #
@@ -203,7 +203,7 @@ for (d, k, v), net in nets.items():
 # set of the last-removed features. It searches under its own fill, the zero
 # baseline, and is then judged under each notion, as the paper judges it:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst/baselines.py
 # :pyobject: sis
 # ```
 #
@@ -213,7 +213,7 @@ for (d, k, v), net in nets.items():
 # sufficient (the Anchors algorithm with beam width one, under our fills rather than
 # its own sampler):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst/baselines.py
 # :pyobject: anchors
 # ```
 #
@@ -221,7 +221,7 @@ for (d, k, v), net in nets.items():
 # (integrated gradients from a zero baseline, or the absolute input gradient) and
 # return the shortest sufficient top-$k$:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst/baselines.py
 # :pyobject: smallest_sufficient_prefix
 # ```
 #
@@ -239,7 +239,7 @@ for (d, k, v), net in nets.items():
 # wall-clock and in process-CPU seconds. SIS, whose search does not depend on the
 # notion, runs once per input.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sst.py
+# ```{literalinclude} ../lib/iclr25/chapters/sst/evaluation.py
 # :pyobject: compare
 # ```
 

@@ -81,7 +81,7 @@ p = core.chapter("tgbseq", globals())
 # carried by every interaction with it. The *sequential* stream, the TGB-Seq kind,
 # has `repeat = repeat_seq` and no features, as most TGB-Seq datasets.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/method.py
 # :pyobject: generate
 # ```
 #
@@ -89,11 +89,11 @@ p = core.chapter("tgbseq", globals())
 # negative items per test positive, drawn once and stored with the data (never the
 # positive), and the mean reciprocal rank (MRR) of the positive among them.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/method.py
 # :pyobject: sample_negatives
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/method.py
 # :pyobject: ranks
 # ```
 
@@ -156,7 +156,7 @@ pd.DataFrame({f"{NAMES.get(k, 'sweep')} (repeat {k[0]:g})": stream_row(k)
 # strictly before the query time, so the same index serves training and test without
 # leaking the future.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/method.py
 # :pyobject: RecentNeighbors
 # ```
 #
@@ -176,15 +176,15 @@ pd.DataFrame({f"{NAMES.get(k, 'sweep')} (repeat {k[0]:g})": stream_row(k)
 # only times and co-occurrence remain. TGN's memory and SASRec's item embeddings are
 # per node.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/models.py
 # :pyobject: DyGFormer.cooccurrence
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/models.py
 # :pyobject: TGN.advance
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/models.py
 # :pyobject: SASRec.sequence
 # ```
 
@@ -200,7 +200,7 @@ pd.DataFrame({f"{NAMES.get(k, 'sweep')} (repeat {k[0]:g})": stream_row(k)
 # `n_seeds` seeds on the two main streams (the paper runs three); the figures give the
 # mean and the standard deviation over seeds.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/method.py
 # :pyobject: fit
 # ```
 
@@ -267,7 +267,7 @@ pd.DataFrame(rows).set_index(["stream", "model"]).round(3)
 # Test MRR of each model on the two streams, mean and standard deviation over seeds.
 # The grey dashes mark the MRR of a random ranking among the same number of negatives:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/method.py
 # :pyobject: chance_mrr
 # ```
 
@@ -436,7 +436,7 @@ if len(SWEEP_KEYS) >= 3:
 # metric is the official one, average precision (AP) of the positives against their
 # negatives.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/method.py
 # :pyobject: toy
 # ```
 

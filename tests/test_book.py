@@ -64,13 +64,23 @@ def book() -> Path:
     return HTML
 
 
-def test_toc_lists_exactly_the_built_chapters():
+def test_toc_yml_lists_the_chapters_of_iclr25_toc_in_its_parts():
+    """iclr25.toc is the one list of chapters: the intro's table is generated from it
+    ({iclr25-chapters}), and _toc.yml must hold the same chapters, parts and order."""
     layout = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [c["file"] for part in layout["parts"] for c in part["chapters"]]
-    listed = [f.removeprefix("notebooks/") for f in files if f.startswith("notebooks/")]
-    assert listed == BUILT  # and in reading order
-    intro = (ROOT / "book" / "intro.md").read_text()
-    assert all(f"{{doc}}`/notebooks/{slug}`" in intro for slug in BUILT)
+    listed = [
+        (part["caption"], c["file"].removeprefix("notebooks/"))
+        for part in layout["parts"]
+        for c in part["chapters"]
+        if c["file"].startswith("notebooks/")
+    ]
+    expected = [(c.part, c.slug) for c in toc.built()]
+    drift = [f"{p}/{s}" for p, s in expected if (p, s) not in listed]
+    drift += [f"{p}/{s} (not in iclr25.toc)" for p, s in listed if (p, s) not in expected]
+    assert not drift and listed == expected, (
+        f"_toc.yml differs from iclr25.toc: {', '.join(drift) or 'the order'}"
+    )
+    assert "{iclr25-chapters}" in (ROOT / "book" / "intro.md").read_text()
 
 
 def test_every_chapter_has_a_module_test_and_citation():

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from iclr25 import core
-from iclr25.core import Param, ParameterError
+from iclr25.core import Param, ParameterError, params
 
 SCHEMA = {
     "n": Param(100, "rows", low=10),
@@ -80,7 +80,7 @@ def test_parse_command_line_values():
 
 def test_notebook_parameters_skip_modules_functions_and_private_names():
     namespace = {"n": 1, "np": np, "f": lambda: 0, "_x": 2, "kind": "srht"}
-    assert core._notebook_parameters(namespace) == {"n": 1, "kind": "srht"}
+    assert params._notebook_parameters(namespace) == {"n": 1, "kind": "srht"}
 
 
 def test_seed_everything_is_reproducible():

@@ -1,4 +1,4 @@
-"""Unit tests of the shared editing module, iclr25.editing: edit requests, cases, the
+"""Unit tests of the shared editing package, iclr25.editing: edit requests, cases, the
 metrics on hand-made cases, and ROME's update on a small random model (rank one, one
 layer, undone exactly)."""
 
@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from iclr25 import editing, llm
+from iclr25.editing import rome_method
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +212,7 @@ def test_second_moments_cache_key_and_running_estimates(tiny, tmp_path, monkeypa
         sampled.append(kwargs)
         return texts
 
-    monkeypatch.setattr(editing, "sample_texts", sample)
+    monkeypatch.setattr(rome_method, "sample_texts", sample)  # where second_moments uses it
     args = dict(n_texts=6, n_tokens=8, seed=0)
     out = editing.second_moments(tiny, 1, sizes=(5, 12, 10_000), batch_size=4, **args)
     keys = torch.cat([editing.keys_at(tiny, 1, [t]) for t in texts])

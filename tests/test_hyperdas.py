@@ -1,12 +1,13 @@
 """iclr25.chapters.hyperdas: the RAVEL-style data, the subspace, the bidding and its
-null option, the interchange against llm.patch and pyvene, and the one-line errors."""
+null option, the interchange against activation patching (mcqa.patch) and pyvene, and
+the one-line errors."""
 
 import numpy as np
 import pytest
 import torch
 
-from iclr25 import llm
 from iclr25.chapters import hyperdas as H
+from iclr25.chapters import mcqa
 
 
 @pytest.fixture(autouse=True)
@@ -144,7 +145,7 @@ def test_one_hot_entity_selection_with_full_rank_is_activation_patching(lm, worl
     R = torch.linalg.qr(torch.randn(lm.d_model, lm.d_model))[0].expand(n, -1, -1)
     ours = H.run_with(lm, base.batch, layer, lambda h: H.interchange(h, hs, w, R))
     pos = int(base.entity[0]) - width
-    theirs = llm.patch(
+    theirs = mcqa.patch(
         lm,
         [t.format(e) for e in a],
         [t.format(e) for e in b],

@@ -1,10 +1,10 @@
 """Unit tests of the language-model substrate, iclr25.llm, on a tiny random Llama (and
-one test that loads SmolLM2 offline)."""
+one test that loads SmolLM2 offline). The pyvene patching and projection, the MCQA
+chapter's, are tested in test_mcqa.py."""
 
 import importlib.util
 import os
 
-import numpy as np
 import pytest
 import torch
 
@@ -76,70 +76,6 @@ def test_cloze_scores_are_summed_continuation_log_probabilities(lm):
             assert scores[i, k].item() == pytest.approx(expected.item(), abs=1e-4)
 
 
-def test_patching_a_run_with_itself_changes_nothing(lm):
-    sites = [(c, layer) for c in ("residual", "attention", "mlp") for layer in range(lm.n_layers)]
-    sites += [("head", 1, h) for h in range(lm.n_heads)]
-    patched = llm.patch(lm, BASE, BASE, sites, positions=(-2, -1))
-    torch.testing.assert_close(patched, llm.next_token_logits(lm, BASE))
-
-
-def test_patching_every_layer_at_the_last_position_gives_the_source_logits(lm):
-    before = llm.next_token_logits(lm, BASE)
-    source = llm.next_token_logits(lm, SOURCE)
-    patched = llm.patch(lm, BASE, SOURCE, [("residual", layer) for layer in range(lm.n_layers)])
-    assert (before - source).abs().max() > 1e-2  # the two runs do differ
-    torch.testing.assert_close(patched, source)
-
-
-def test_patching_all_heads_equals_patching_the_attention_output(lm):
-    heads = llm.patch(lm, BASE, SOURCE, [("head", 1, h) for h in range(lm.n_heads)])
-    torch.testing.assert_close(heads, llm.patch(lm, BASE, SOURCE, [("attention", 1)]))
-
-
-@pytest.mark.parametrize(
-    "component, positions",
-    [("residual", (-3, -2, -1)), ("attention", (-2, -1)), ("mlp", (-4, -1)), ("head", (-2, -1))],
-)
-def test_a_sweep_equals_patching_each_cell_alone(lm, component, positions):
-    tokens = [lm.token_id(" " + s) for s in "ABCD"]
-    sweep = llm.patch_sweep(lm, BASE, SOURCE, component, tokens, positions=positions, max_batch=4)
-    cells = range(lm.n_heads) if component == "head" else positions
-    assert sweep.patched.shape == (lm.n_layers, len(cells), len(BASE), len(tokens))
-    torch.testing.assert_close(
-        sweep.base, llm.next_token_logits(lm, BASE).log_softmax(-1)[:, tokens]
-    )
-    for row, layer in enumerate(sweep.layers):
-        for column, cell in enumerate(sweep.columns):
-            if component == "head":
-                one = llm.patch(lm, BASE, SOURCE, [("head", layer, cell)], positions=positions)
-            else:
-                one = llm.patch(lm, BASE, SOURCE, [(component, layer)], positions=(cell,))
-            torch.testing.assert_close(
-                sweep.patched[row, column], one.log_softmax(-1)[:, tokens], atol=1e-5, rtol=1e-4
-            )
-
-
-def test_vocab_projection_of_the_last_layer_is_the_output(lm):
-    tokens = list(range(len(lm.tokenizer)))
-    projection = llm.vocab_projection(lm, BASE, "residual", tokens)
-    assert projection.shape == (lm.n_layers, len(BASE), len(tokens))
-    torch.testing.assert_close(projection[-1], llm.next_token_logits(lm, BASE).log_softmax(-1))
-    assert llm.vocab_projection(lm, BASE, "head", tokens[:5]).shape == (
-        lm.n_layers,
-        2,
-        lm.n_heads,
-        5,
-    )
-
-
-def test_head_contributions_add_up_to_the_attention_output(lm):
-    z = llm.collect(lm, BASE, "head", layers=[2], positions=(-3, -1))
-    out = llm.collect(lm, BASE, "attention", layers=[2], positions=(-3, -1))
-    assert z.shape == (1, 2, lm.n_heads, 2, 32 // lm.n_heads) and out.shape == (1, 2, 2, 32)
-    per_head = llm.head_contributions(lm, 2, z[0].transpose(1, 2))  # [prompt, position, head, d]
-    torch.testing.assert_close(per_head.sum(2), out[0])
-
-
 def hooked(lm):
     """The number of torch hooks on the model's modules."""
     return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in lm.model.modules())
@@ -157,12 +93,6 @@ def test_reading_sites_gives_what_the_model_computes(lm):
         )
         torch.testing.assert_close(seen["mlp", l], llm.down_proj(lm, l)(seen["neurons", l]))
     torch.testing.assert_close(lm.model.model.norm(seen["resid", 3]), out.last_hidden_state)
-    pyvene = llm.collect(
-        lm, BASE, "residual", positions=(-2, -1)
-    )  # pyvene's residual l: ("resid", l + 1)
-    torch.testing.assert_close(
-        pyvene, torch.stack([seen["resid", l + 1][:, -2:] for l in range(3)])
-    )
     assert llm.Site("mlp", 1) == ("mlp", 1) and hooked(lm) == 0
 
 
@@ -237,38 +167,9 @@ def write(lm, edits):
     "call, words",
     [
         (
-            lambda lm: llm.patch(lm, BASE, SOURCE, [("residual", 3)]),
-            "layer 3 is out of range; tiny has layers 0..2",
-        ),
-        (
-            lambda lm: llm.patch(lm, BASE, SOURCE, [("head", 0, 4)]),
-            "head 4 is out of range; tiny has heads 0..3",
-        ),
-        (
-            lambda lm: llm.patch(lm, BASE, SOURCE, [("head", 0)]),
-            "a head site is ('head', layer, head)",
-        ),
-        (
-            lambda lm: llm.collect(lm, BASE, "mlp_out"),
-            "unknown component 'mlp_out'; accepted: residual",
-        ),
-        (
-            lambda lm: llm.vocab_projection(lm, BASE, "residual", [0], layers=[-1]),
-            "layer -1 is out of range",
-        ),
-        (
             lambda lm: llm.next_token_logits(lm, ["the " * 33]),
             "prompt 0 has 33 tokens; tiny accepts 1 to 32",
         ),
-        (
-            lambda lm: llm.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(-7,)),
-            "position -7 is out of range",
-        ),
-        (
-            lambda lm: llm.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(0,)),
-            "positions count back",
-        ),
-        (lambda lm: llm.patch(lm, BASE, ["a mat", "a mat"], [("mlp", 0)]), "same number of tokens"),
         (
             lambda lm: llm.next_token_logits(lm, ["the zebra"]),
             "does not know the word(s) ['zebra']",
@@ -368,17 +269,6 @@ def test_smollm2_loads_offline_from_the_cache():
         lm, ["The capital of Italy is the city of"], [[" Rome", " Paris", " Buenos Aires"]]
     )
     assert int(scores.argmax()) == 0
-    sweep = llm.patch_sweep(
-        lm,
-        ["The capital of France is the city of"],
-        ["The capital of Italy is the city of"],
-        "residual",
-        [lm.token_id(" Paris"), lm.token_id(" Rome")],
-        positions=(-5,),
-        layers=[2],
-    )
-    assert sweep.patched[0, 0, 0, 1] > sweep.patched[0, 0, 0, 0]  # the subject patched early: Rome
-    assert np.isfinite(sweep.patched.numpy()).all()
 
 
 # ---- backends -------------------------------------------------------------------

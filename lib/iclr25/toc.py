@@ -1,8 +1,8 @@
 """The book's table of contents as data: every chapter's slug, title and part.
 
 One slug names a chapter everywhere: ``notebooks/<slug>.py`` tells the story,
-``iclr25.chapters.<slug>`` holds the method (and its ``PARAMETERS``, ``SMOKE`` and
-its ``CLAIMS`` registry), and
+the package ``iclr25.chapters.<slug>`` holds the method (its ``__init__.py`` the
+``PARAMETERS``, ``SMOKE`` and ``CLAIMS`` registry), and
 ``tests/test_<slug>.py`` tests it. A chapter is *built* once its notebook exists;
 the CLI, the tests and ``_toc.yml`` only list built chapters.
 

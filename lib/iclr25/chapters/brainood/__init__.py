@@ -1,0 +1,161 @@
+"""BrainOOD: OOD-generalisable, interpretable GNNs for brain networks.
+
+Xu et al. (ICLR 2025). A brain network is one graph per subject: a node per region of
+interest (ROI), node features X = the ROI's row of the Pearson correlation matrix of
+the ROI time series, edges = the strongest 20% |correlations|. Multi-site data shift
+between sites (scanners, protocols, populations), so a GNN trained on some sites
+fails on others. BrainOOD (official model ``GDGMTvGIN``, algorithm ``BrainOOD``) adds
+to a 2-layer vGIN:
+
+* a feature selector shared by all subjects, M = sigmoid(E E^T) (E learned, R x R,
+  dropout 0.2 on M), X <- X * M, with the entropy of softmax(M) rows as a loss;
+* a reconstruction head: a second (high-pass) GIN maps the node embeddings to
+  H (R x R per graph) and MSE(tanh(H H^T) * M, X * M) is a loss;
+* a structure extractor: an edge MLP on [h_i, h_j] (InstanceNorm per graph) gives edge
+  logits l_ij; training uses att = sigmoid(l + log u - log(1 - u)), u ~ U(0, 1),
+  symmetrised; ``rounds`` passes each draw b ~ Bernoulli(att), mask message passing with
+  the straight-through b (binary forward, identity backward) and the class logits are
+  averaged over the rounds;
+* alignment: mean over entries of the across-batch standard deviation of the dense
+  edge-logit matrices (the same structure selected in every subject);
+* GIB: KL(Bern(att) || Bern(r)) with r = 0.9 - 0.1 floor(epoch / 20), floored at 0.7.
+
+Loss = BCE + w_gib GIB + 0.1 align + 0.5 recon + 0.01 entropy (the shipped ABIDE
+config, whose GIB weight is 0.0). Baselines on the same backbone: ERM, IRM, VREx and
+GroupDRO (site = environment, the GOOD penalties and their shipped ABIDE weights) and
+GSAT (extractor + GIB with weight 1, r floored at 0.5, one soft-masked pass).
+
+The data are generated (ABIDE and ADNI cannot be downloaded here): ROI time series from
+a latent network model of ``n_communities`` communities; the disorder adds a shared
+factor to a planted set of ROIs (the ground truth); each site adds a global signal, its
+own noise level, ROI scaling and a spurious sub-network, and training sites tie label
+prevalence to site (a shortcut) that the held-out sites break.
+
+Written by hand, and why: the official code is a research repository (GOOD framework,
+torch_sparse, DGL loaders) that does not install beside this torch; the GIN layers,
+pooling, InstanceNorm, loaders, dense adjacency and edge masks are torch_geometric's.
+
+Files: ``data.py`` holds the generated cohorts, their graphs and the site splits;
+``method.py`` the method (the model, its losses, the compared methods' objectives,
+training, evaluation and ROI recovery); ``figures.py`` the figures; this file the
+parameters, the smoke overrides and the claims registry.
+"""
+
+from __future__ import annotations
+
+from iclr25.chapters.brainood.data import (
+    Cohort,
+    Population,
+    Site,
+    Splits,
+    check_sites,
+    fresh_sites,
+    generate,
+    population,
+    sample_site,
+    sample_subjects,
+    split,
+    to_graphs,
+)
+from iclr25.chapters.brainood.figures import accuracy_figure, structure_figure
+from iclr25.chapters.brainood.method import (
+    METHODS,
+    BrainNet,
+    EdgeExtractor,
+    Method,
+    VGINEncoder,
+    accuracy,
+    alignment_loss,
+    concrete_sample,
+    dense_logits,
+    edge_attention,
+    edge_dropout,
+    feature_mask,
+    fit,
+    gib_loss,
+    instance_norm_equal,
+    load,
+    make_model,
+    objective,
+    planted_connectivity,
+    predict,
+    r_schedule,
+    reverse_edges,
+    roi_recovery,
+    site_classifier_accuracy,
+    straight_through,
+    symmetrise,
+)
+from iclr25.core import Bound, ClaimSpec, Param
+
+# ---------------------------------------------------------------------------------
+# The chapter's parameters
+# ---------------------------------------------------------------------------------
+
+PARAMETERS = {
+    "n_subjects": Param(400, "subjects in the generated cohort", low=36),
+    "n_rois": Param(50, "ROIs per subject (= the GIN's hidden width)", low=8, high=200),
+    "n_sites": Param(
+        6, "sites; the last two are the OOD validation and OOD test sites", low=4, high=20
+    ),
+    "shift": Param(1.0, "strength of the site effects (0: all sites alike)", low=0.0, high=3.0),
+    "shortcut": Param(
+        0.6, "prevalence gap between training sites (0.6: 0.8 vs 0.2)", low=0.0, high=0.9
+    ),
+    "effect": Param(0.8, "disorder effect on the planted ROIs' connectivity", low=0.0, high=3.0),
+    "edge_ratio": Param(
+        0.2, "share of ROI pairs kept as edges (top |correlation|)", low=0.01, high=1.0
+    ),
+    "epochs": Param(30, "training epochs (the paper: 50)", low=1),
+    "lr": Param(0.002, "Adam learning rate", low=1e-5, high=1.0),
+    "batch_size": Param(64, "graphs per batch", low=2),
+    "n_seeds": Param(2, "seeds for ERM and BrainOOD", low=1, high=10),
+    "n_seeds_others": Param(1, "seeds for the other baselines and the ablations", low=1, high=10),
+    "seed": Param(0, "random seed (data and first training seed)", low=0),
+    "device": Param("auto", "compute device", choices=("auto", "cpu", "cuda")),
+}
+"""The chapter's parameters: the notebook's parameters cell repeats these defaults."""
+
+SMOKE = {"n_subjects": 40, "n_rois": 20, "epochs": 2}
+"""Overrides that run the whole chapter in seconds (the notebook test)."""
+
+# ---------------------------------------------------------------------------------
+# The claims: one registry, fixed before the run (issue #28)
+# ---------------------------------------------------------------------------------
+
+CLAIMS: dict[str, ClaimSpec] = {
+    # ERM's ID-test minus OOD-test accuracy, points, mean over seeds
+    "shift_is_real": ClaimSpec(
+        "ERM loses accuracy from the training sites to a held-out site",
+        kind="setup",
+        rule=Bound(ge=5),
+        control="ERM's own accuracy on the training sites' ID-test subjects",
+    ),
+    # BrainOOD's OOD-test accuracy minus ERM's, points, means over the seeds run
+    "ood_gain": ClaimSpec(
+        "BrainOOD is more accurate than ERM on the held-out site",
+        paper="up to +8.5 points OOD (abstract, Table 2)",
+        rule=Bound(ge=2),
+        control="ERM on the same backbone, data and schedule",
+        rests_on=("shift_is_real",),
+    ),
+    # BrainOOD's OOD-test accuracy minus the best of IRM, VREx, GroupDRO, GSAT, points
+    "beats_ood_baselines": ClaimSpec(
+        "BrainOOD is at least as accurate on OOD as the best graph-OOD baseline",
+        paper="outperforms 16 existing methods (abstract; Table 2, ABIDE "
+        "and ADNI site splits, 10-fold CV)",
+        rule=Bound(ge=0),
+        control="the best of IRM, VREx, GroupDRO and GSAT on the same backbone",
+        rests_on=("shift_is_real",),
+    ),
+    # BrainOOD's planted-ROI AUROC, and its margin over GSAT's
+    "roi_recovery": ClaimSpec(
+        "BrainOOD's edge attention ranks the planted (disorder) ROIs first",
+        paper="not reported as a score (real data have no ground-truth ROIs); "
+        "the case studies find regions reported in the literature",
+        rule={"auroc": Bound(ge=0.8), "minus_gsat": Bound(ge=0)},
+        control="GSAT's edge attention, and a fixed AUROC threshold of 0.8 (no "
+        "random-ranking control run)",
+    ),
+}
+"""Claim id -> what it says, the rule that decides it, its control and what it rests on."""

@@ -1,0 +1,541 @@
+"""The paper's method: the activations (DRA, Snake, ReLU, GELU), the transformer over
+partition tokens, its training and R^2; the split by genus; split conformal prediction with
+a sliding window over n; the string and dilaton equations as residuals of the predictions;
+and the linear probes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from crepes import ConformalRegressor
+from sklearn.linear_model import RidgeCV
+from sklearn.metrics import r2_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from torch import nn
+
+from iclr25.chapters.enumerative.intersection import (
+    ASYMPTOTIC_TERMS,
+    Dataset,
+    asymptotic_terms,
+    is_stable,
+)
+
+# ---------------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------------
+
+
+def sin2_over(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """sin^2(a x) / a, written as x sin(a x) sinc(a x / pi) so that it never divides.
+
+    torch.sinc(z) = sin(pi z) / (pi z) with sinc(0) = 1, so the product equals
+    sin^2(a x) / a for a != 0 and tends to its limit 0 (like a x^2) as a -> 0,
+    with finite gradients everywhere: the guard against a near-zero a.
+    """
+    ax = a * x
+    return x * torch.sin(ax) * torch.sinc(ax / math.pi)
+
+
+class DRA(nn.Module):
+    """The Dynamic Range Activator, as the authors' ``torch-dra`` package writes it:
+
+        DRA(x) = x + b sin^2(a x) / a + c cos(a x) + d tanh(b x),
+
+    with scalar learnable a, b, c, d drawn from N(0, 1) (the package's initialisation).
+    The identity carries large values through, the periodic terms model recursion
+    and the tanh a bounded nonlinearity around zero.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.c, self.d = (nn.Parameter(torch.randn(1)) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (
+            x
+            + self.b * sin2_over(self.a, x)
+            + self.c * torch.cos(self.a * x)
+            + self.d * torch.tanh(self.b * x)
+        )
+
+
+class Snake(nn.Module):
+    """Snake (Ziyin, Hartwig & Ueda, 2020): x + sin^2(a x) / a, a learnable (from 1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Parameter(torch.ones(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + sin2_over(self.a, x)
+
+
+ACTIVATIONS: dict[str, Callable[[], nn.Module]] = {
+    "dra": DRA,
+    "relu": nn.ReLU,
+    "gelu": nn.GELU,
+    "snake": Snake,
+}
+
+
+def activation(name: str) -> nn.Module:
+    """A fresh activation module called ``name``."""
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; accepted: {', '.join(ACTIVATIONS)}")
+    return ACTIVATIONS[name]()
+
+
+# ---------------------------------------------------------------------------------
+# The transformer over partition tokens
+# ---------------------------------------------------------------------------------
+
+
+class Batch(NamedTuple):
+    """Model inputs: (g, n) per row, the partition as floats and its padding mask."""
+
+    gn: torch.Tensor  # (B, 2)
+    d: torch.Tensor  # (B, L, 1)
+    pad: torch.Tensor  # (B, L), True where padded
+
+
+def as_batch(data: Dataset, device: torch.device | str = "cpu") -> Batch:
+    """The tensors the model reads, for a whole data set."""
+    gn = torch.tensor(np.stack([data.g, data.n], axis=1), dtype=torch.float32, device=device)
+    d = torch.tensor(data.d, dtype=torch.float32, device=device)
+    return Batch(gn, d.clamp(min=0).unsqueeze(-1), d < 0)
+
+
+class IntersectionTransformer(nn.Module):
+    """A small transformer regressing log <tau_d1 ... tau_dn>_g.
+
+    Each marked point is a token embedded from its d_i (a continuous embedding, so
+    that the larger d of unseen genera still have one), plus an embedding of (g, n)
+    added to every token, the paper's "+" modulation. Pre-norm encoder layers use
+    ``act`` in their feed-forward blocks; a masked mean pools the tokens, and an MLP
+    with ``act`` reads the pooled vector concatenated with the (g, n) embedding (the
+    representation that :meth:`represent` returns and the probe reads). Inputs are
+    divided by the training maxima and the output is de-standardised, both by
+    buffers set in :meth:`set_scales`.
+    """
+
+    def __init__(self, act: str, width: int = 32, heads: int = 4, layers: int = 2) -> None:
+        super().__init__()
+        if width % heads:
+            raise ValueError(f"width must be a multiple of heads={heads}, got width={width}")
+
+        def mlp(n_in: int, n_out: int) -> nn.Sequential:
+            return nn.Sequential(nn.Linear(n_in, width), activation(act), nn.Linear(width, n_out))
+
+        self.embed_gn, self.embed_d = mlp(2, width), mlp(1, width)
+        layer = nn.TransformerEncoderLayer(
+            width,
+            heads,
+            2 * width,
+            dropout=0.0,
+            activation=activation(act),
+            batch_first=True,
+            norm_first=True,
+        )
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = mlp(2 * width, 1)
+        for name in ("gn_scale", "d_scale", "y_mean", "y_std"):
+            self.register_buffer(name, torch.ones(()))
+
+    def set_scales(self, batch: Batch, y: torch.Tensor) -> None:
+        """Input scales and target standardisation, from the training set."""
+        self.gn_scale.copy_(batch.gn.max())
+        self.d_scale.copy_(batch.d.max())
+        self.y_mean.copy_(y.mean())
+        self.y_std.copy_(y.std())
+
+    def represent(self, batch: Batch) -> torch.Tensor:
+        """The pooled representation [mean over tokens, (g, n) embedding], (B, 2 width)."""
+        cond = self.embed_gn(batch.gn / self.gn_scale)
+        tokens = self.embed_d(batch.d / self.d_scale) + cond.unsqueeze(1)
+        out = self.encoder(tokens, src_key_padding_mask=batch.pad)
+        keep = (~batch.pad).unsqueeze(-1).float()
+        pooled = (out * keep).sum(1) / keep.sum(1)
+        return torch.cat([pooled, cond], dim=1)
+
+    def standardised(self, batch: Batch) -> torch.Tensor:
+        """The prediction in standardised units (what the loss compares), (B,)."""
+        return self.head(self.represent(batch)).squeeze(-1)
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        """Predicted natural log of the intersection number, (B,)."""
+        return self.standardised(batch) * self.y_std + self.y_mean
+
+
+def take(batch: Batch, index: torch.Tensor) -> Batch:
+    """The rows ``index`` of a batch."""
+    return Batch(*(t[index] for t in batch))
+
+
+def l1_loss(model: IntersectionTransformer, batch: tuple[Batch, torch.Tensor]) -> torch.Tensor:
+    """The paper's L1 loss, on standardised log values."""
+    inputs, y = batch
+    return (model.standardised(inputs) - (y - model.y_mean) / model.y_std).abs().mean()
+
+
+def fit(
+    act: str,
+    data: Dataset,
+    *,
+    width: int,
+    layers: int,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    device: torch.device | str = "cpu",
+    progress: bool = False,
+) -> tuple[IntersectionTransformer, list[float]]:
+    """Train an :class:`IntersectionTransformer` with activation ``act`` on ``data``.
+
+    Adam (decoupled weight decay 1e-5, as the paper's runs) on the L1 loss, minibatches
+    reshuffled every epoch; the seed fixes the initialisation and the batch order, so
+    every activation sees the same batches. Returns the model and the loss per epoch.
+    """
+    from iclr25.core import threads, train
+
+    torch.manual_seed(seed)
+    model = IntersectionTransformer(act, width=width, layers=layers).to(device)
+    inputs = as_batch(data, device)
+    y = torch.tensor(data.log_value, dtype=torch.float32, device=device)
+    model.set_scales(inputs, y)
+    order = torch.Generator().manual_seed(seed)
+
+    def batches() -> Iterator[tuple[Batch, torch.Tensor]]:
+        perm = torch.randperm(len(y), generator=order).to(device)
+        for start in range(0, len(y), batch_size):
+            rows = perm[start : start + batch_size]
+            yield take(inputs, rows), y[rows]
+
+    with threads(1):  # as fast for a model this small, and steady on shared cores
+        history = train(
+            model,
+            batches,
+            l1_loss,
+            epochs=epochs,
+            lr=lr,
+            weight_decay=1e-5,
+            desc=f"training ({act})",
+            progress=progress,
+        )
+    return model, history
+
+
+@torch.no_grad()
+def predict(
+    model: nn.Module, data: Dataset, device: torch.device | str = "cpu", chunk: int = 4096
+) -> np.ndarray:
+    """Predicted natural log values for a data set."""
+    model.eval()
+    batch = as_batch(data, device)
+    return (
+        torch.cat(
+            [
+                model(take(batch, torch.arange(i, min(i + chunk, len(data)), device=device)))
+                for i in range(0, len(data), chunk)
+            ]
+        )
+        .cpu()
+        .numpy()
+    )
+
+
+@torch.no_grad()
+def represent(
+    model: IntersectionTransformer, data: Dataset, device: torch.device | str = "cpu"
+) -> np.ndarray:
+    """The pooled representation of every row of ``data``, (N, 2 width)."""
+    model.eval()
+    return model.represent(as_batch(data, device)).cpu().numpy()
+
+
+def r2(y: np.ndarray, y_hat: np.ndarray) -> float:
+    """The paper's metric: R^2 of the log values (scikit-learn's r2_score)."""
+    return float(r2_score(y, y_hat))
+
+
+# ---------------------------------------------------------------------------------
+# Splits
+# ---------------------------------------------------------------------------------
+
+
+class Splits(NamedTuple):
+    """Row indices: training, calibration and test within the training genera (ID),
+    and the out-of-distribution genera (OOD)."""
+
+    train: np.ndarray
+    calibration: np.ndarray
+    test: np.ndarray
+    ood: np.ndarray
+
+
+def split_by_genus(
+    data: Dataset, g_test: int, fractions: tuple[float, float], rng: np.random.Generator
+) -> Splits:
+    """OOD = every row with g >= g_test; the rest shuffled into train, calibration
+    and test with ``fractions`` = (calibration, test) shares."""
+    ood = np.flatnonzero(data.g >= g_test)
+    ind = rng.permutation(np.flatnonzero(data.g < g_test))
+    n_cal, n_test = (int(round(f * len(ind))) for f in fractions)
+    if min(n_cal, n_test, len(ood), len(ind) - n_cal - n_test) < 1:
+        raise ValueError(f"split_by_genus left a split empty (g_test={g_test}, {len(data)} rows)")
+    return Splits(
+        np.sort(ind[n_cal + n_test :]),
+        np.sort(ind[:n_cal]),
+        np.sort(ind[n_cal : n_cal + n_test]),
+        ood,
+    )
+
+
+# ---------------------------------------------------------------------------------
+# Conformal prediction with a sliding window over n
+# ---------------------------------------------------------------------------------
+
+
+def conformal_halfwidths(
+    residuals_cal: np.ndarray,
+    n_cal: np.ndarray,
+    n_test: np.ndarray,
+    confidence: float,
+    window: int | None,
+) -> np.ndarray:
+    """Half-widths q of the split-conformal intervals y_hat +- q for test rows with n_test.
+
+    The score is the absolute residual |y - y_hat| on the calibration set; q is its
+    ceil((1 - alpha)(m + 1))-th smallest of m (crepes' ConformalRegressor; infinite
+    when m is too small). crepes rounds (1 - alpha)(m + 1) down in floating point, so
+    where that product is a whole number it takes the next larger residual: slightly
+    conservative, never below the guarantee. With ``window`` = w, a test row with n points is
+    calibrated only on calibration rows with |n' - n| <= w (the paper's sliding window over the
+    number of marked points); ``window=None`` is one global quantile.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    if window is not None and window < 0:
+        raise ValueError(f"window must be >= 0 or None (global), got {window}")
+    halfwidths = np.empty(len(n_test))
+    for n in np.unique(n_test):
+        near = np.ones(len(n_cal), bool) if window is None else np.abs(n_cal - n) <= window
+        rows = n_test == n
+        if not near.any():
+            halfwidths[rows] = np.inf
+            continue
+        regressor = ConformalRegressor().fit(residuals_cal[near])
+        halfwidths[rows] = regressor.predict_int(np.zeros(1), confidence=confidence)[0, 1]
+    return halfwidths
+
+
+class Coverage(NamedTuple):
+    """Per value of n: the test rows, the empirical coverage and the mean interval width."""
+
+    n: np.ndarray
+    count: np.ndarray
+    coverage: np.ndarray
+    width: np.ndarray
+
+
+def coverage_by_n(
+    y: np.ndarray, y_hat: np.ndarray, halfwidths: np.ndarray, n: np.ndarray
+) -> Coverage:
+    """Share of test rows with |y - y_hat| <= q, and the mean width 2q, for each n."""
+    covered = np.abs(y - y_hat) <= halfwidths
+    values = np.unique(n)
+    return Coverage(
+        values,
+        np.array([(n == v).sum() for v in values]),
+        np.array([covered[n == v].mean() for v in values]),
+        np.array([2 * halfwidths[n == v].mean() for v in values]),
+    )
+
+
+def coverage_tolerance(confidence: float, count: np.ndarray, floor: float = 0.05) -> np.ndarray:
+    """Allowed |coverage - confidence| for a group of ``count`` test rows, fixed in
+    advance: max(floor, 3 binomial standard deviations sqrt(c (1 - c) / count))."""
+    return np.maximum(floor, 3 * np.sqrt(confidence * (1 - confidence) / np.asarray(count)))
+
+
+def width_tracking(
+    halfwidths: np.ndarray,
+    abs_residuals: np.ndarray,
+    n: np.ndarray,
+    confidence: float,
+    min_count: int,
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """Whether interval widths follow the errors across n, on held-out rows: Spearman's
+    rank correlation, over the values of n with at least ``min_count`` rows, between the
+    mean interval width and the ``confidence`` quantile of the rows' |residual| (the
+    width each n would need). Returns (rho, those n, widths, needed widths)."""
+    from scipy.stats import spearmanr
+
+    values = np.array([v for v in np.unique(n) if (n == v).sum() >= min_count])
+    width = np.array([2 * halfwidths[n == v].mean() for v in values])
+    needed = np.array([2 * np.quantile(abs_residuals[n == v], confidence) for v in values])
+    rho = float(spearmanr(width, needed).statistic) if len(values) > 2 else float("nan")
+    return rho, values, width, needed
+
+
+# ---------------------------------------------------------------------------------
+# The Virasoro constraints in the predictions: string and dilaton residuals
+# ---------------------------------------------------------------------------------
+
+
+class Equations(NamedTuple):
+    """Linear relations exp(y[lhs[e]]) = sum_t exp(y[row[t]] + log_coef[t]) over the terms
+    t with ``term_eq[t] == e``, between rows of one data set (``kind[e]`` names each)."""
+
+    kind: np.ndarray  # (E,) "string" or "dilaton"
+    lhs: np.ndarray  # (E,) row of the left-hand side
+    term_eq: np.ndarray  # (T,) equation of each right-hand term
+    row: np.ndarray  # (T,) row of each right-hand term
+    log_coef: np.ndarray  # (T,) log of its coefficient
+
+
+def virasoro_equations(data: Dataset) -> Equations:
+    """The string (L_{-1}) and dilaton (L_0) equations that hold among the rows of ``data``:
+
+        string   <tau_0 tau_D>_g = sum_{j: d_j > 0} <tau_{d_j - 1} tau_{D minus j}>_g,
+        dilaton  <tau_1 tau_D>_g = (2g - 2 + |D|) <tau_D>_g,
+
+    one of each for every row with a d_i = 0 (resp. 1) whose reduced numbers, at the same
+    genus with one point fewer, are stable and all present in ``data``. Both sides have
+    the same genus: on held-out genera the equations relate predictions to predictions.
+    """
+
+    def key(g: int, ds: Iterable[int]) -> tuple[int, tuple[int, ...]]:
+        return int(g), tuple(sorted((int(v) for v in ds if v >= 0), reverse=True))
+
+    index = {key(g, d): i for i, (g, d) in enumerate(zip(data.g, data.d))}
+    kind, lhs, term_eq, row, log_coef = [], [], [], [], []
+    for (g, ds), i in index.items():
+        for removed, name in ((0, "string"), (1, "dilaton")):
+            if removed not in ds or not is_stable(g, len(ds) - 1):
+                continue
+            rest = list(ds)
+            rest.remove(removed)
+            if name == "string":  # lower one of the other points by one
+                terms = [
+                    (rest[:j] + [d - 1] + rest[j + 1 :], 0.0) for j, d in enumerate(rest) if d > 0
+                ]
+            else:
+                terms = [(rest, math.log(2 * g - 2 + len(rest)))]
+            rows = [index.get(key(g, t)) for t, _ in terms]
+            if not terms or any(r is None for r in rows):
+                continue
+            for r, (_, c) in zip(rows, terms):
+                term_eq.append(len(lhs))
+                row.append(r)
+                log_coef.append(c)
+            kind.append(name)
+            lhs.append(i)
+    return Equations(
+        np.array(kind, dtype=object),
+        np.array(lhs, dtype=np.int64),
+        np.array(term_eq, dtype=np.int64),
+        np.array(row, dtype=np.int64),
+        np.array(log_coef, dtype=np.float64),
+    )
+
+
+def virasoro_residuals(eqs: Equations, y: np.ndarray) -> np.ndarray:
+    """log(left side) - log(right side) of every equation for log values ``y`` (one per row
+    of the data set the equations index), in nats; zero on the exact numbers. A common
+    offset of all log values of one genus cancels: the residuals measure the relative
+    structure the equations impose, not the overall level."""
+    y = np.asarray(y, dtype=np.float64)
+    terms = y[eqs.row] + eqs.log_coef
+    peak = np.full(len(eqs.lhs), -np.inf)
+    np.maximum.at(peak, eqs.term_eq, terms)
+    total = np.zeros(len(eqs.lhs))
+    np.add.at(total, eqs.term_eq, np.exp(terms - peak[eqs.term_eq]))
+    return y[eqs.lhs] - (peak + np.log(total))
+
+
+def shuffled_residuals(
+    eqs: Equations,
+    y: np.ndarray,
+    y_hat: np.ndarray,
+    groups: np.ndarray,
+    rng: np.random.Generator,
+    draws: int = 20,
+) -> np.ndarray:
+    """Mean |residual| of each equation, over ``draws`` reassignments of the prediction
+    errors y_hat - y at random among the rows of each group (genus): errors of the same
+    sizes that know nothing of the equations. The null against which the model's own
+    residuals are compared."""
+    errors = np.asarray(y_hat) - np.asarray(y)
+    total = np.zeros(len(eqs.lhs))
+    for _ in range(draws):
+        shuffled = errors.copy()
+        for value in np.unique(groups):
+            rows = np.flatnonzero(groups == value)
+            shuffled[rows] = errors[rng.permutation(rows)]
+        total += np.abs(virasoro_residuals(eqs, y + shuffled))
+    return total / draws
+
+
+def mean_by(values: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys`` and the mean of ``values`` for each."""
+    distinct = np.unique(keys)
+    return distinct, np.array([values[keys == k].mean() for k in distinct])
+
+
+# ---------------------------------------------------------------------------------
+# Probing
+# ---------------------------------------------------------------------------------
+
+PROBE_TARGETS = (*ASYMPTOTIC_TERMS, "log(exact/asymptotic)")
+
+
+def probe_targets(data: Dataset) -> np.ndarray:
+    """The probes' targets, one column each (PROBE_TARGETS): the asymptotic's three
+    log-terms, then log(exact / asymptotic), the part of the number the closed form
+    misses, which no single smooth term of the inputs gives away."""
+    terms = asymptotic_terms(data)
+    return np.column_stack([terms, data.log_value - terms.sum(axis=1)])
+
+
+INPUT_FEATURES = "g, n, g^2, n^2, g n, log(g+1), #(d=0), #(d=1), and per slot d_i, d_i^2, present"
+
+
+def input_features(data: Dataset) -> np.ndarray:
+    """The control probe's features: the inputs alone and simple transforms of them
+    (INPUT_FEATURES; the slots hold the partition largest first, 0 where padded). Read
+    from (g, n, d) only, never from a network or the target."""
+    g, n = data.g.astype(np.float64), data.n.astype(np.float64)
+    present = data.d >= 0
+    d = np.where(present, data.d, 0).astype(np.float64)
+    counts = [((data.d == v) & present).sum(axis=1) for v in (0, 1)]
+    return np.column_stack(
+        [g, n, g**2, n**2, g * n, np.log1p(g), *counts, d, d**2, present.astype(np.float64)]
+    )
+
+
+def probe_r2(
+    features_train: np.ndarray,
+    targets_train: np.ndarray,
+    features_test: np.ndarray,
+    targets_test: np.ndarray,
+) -> np.ndarray:
+    """Held-out R^2 of a linear probe (standardised features, ridge with its penalty
+    chosen by leave-one-out, scikit-learn's RidgeCV) for each target column; NaN for a
+    column that is constant on the test rows (one genus fixes log(24^g g!)), where R^2
+    is undefined."""
+    probe = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-4, 4, 17)))
+    predicted = probe.fit(features_train, targets_train).predict(features_test)
+    return np.array(
+        [
+            r2_score(targets_test[:, k], predicted[:, k])
+            if np.ptp(targets_test[:, k]) > 1e-9 * (1 + np.abs(targets_test[:, k]).max())
+            else np.nan
+            for k in range(targets_test.shape[1])
+        ]
+    )

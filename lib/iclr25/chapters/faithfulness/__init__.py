@@ -1,0 +1,247 @@
+"""Do a model's explanations name the concepts that moved its answer?
+
+Matton, Ness, Guttag & Kiciman, "Walk the Talk? Measuring the Faithfulness of Large
+Language Model Explanations" (ICLR 2025; official code kmatton/walk-the-talk, numpyro).
+A question is split into *concepts* (here: the two people's identities, the setting,
+the behaviour evidence); each concept is edited in a counterfactual question, by
+replacement (its values swapped between the people, or another setting) or removal.
+
+* Explanation-implied effect, EE: the share of the model's explanations of the original
+  question that cite a concept as a reason (the official code asks an auxiliary LLM; we
+  parse our explanation grammar, :func:`cited`).
+* Causal concept effect, CE: per intervention, answers Y over the options, X = 0 for the
+  original's responses and X = 1 for the counterfactual's,
+
+      Y ~ Categorical(softmax([alpha_k + beta_k X]_k, with 0 for the reference "unknown"))
+      alpha_k ~ N(0, 1),  beta_k ~ N(0, sigma_c),  sigma_c ~ InverseGamma(0.001, 0.001)
+
+  with one sigma per concept category, shared by all interventions (NUTS 500 warm-up,
+  1000 draws); CE = posterior mean of KL(P(Y | X=1) || P(Y | X=0)), averaged over a
+  concept's interventions. :func:`ce_model` writes the official loop of sample sites
+  (:func:`official_ce_model`) as one plate over interventions.
+* Faithfulness: per question, CE and EE are z-scored over its concepts, and
+
+      EE_e = beta_e CE_e + eps,  beta_e ~ N(mu, 1),  mu ~ N(0, 1),  eps ~ N(0, sigma),
+      sigma ~ Exponential(1)
+
+  (NUTS 500/2000); the faithfulness is mu's posterior mean and 90% HPDI.
+
+The questions come from a BBQ-style generator with explicit concepts; counterfactuals
+are template edits. A planted policy answers by behaviour (strongly), by a planted
+stereotype of the identity (moderately), never by the setting, and explains itself
+either "candid" (it cites the identity whenever the identity decided) or "guarded"
+(never). A tiny Llama trained on the policy's texts is the model under test; SmolLM2
+writes explanations to natural-language versions of the same questions.
+
+Files: ``data.py`` holds the questions, their counterfactuals, the planted policy and
+the explanation parser; ``method.py`` the method (EE, the policy's exact effects, the CE
+model and the faithfulness model); ``models.py`` the models under test (the tiny Llama
+and SmolLM2); ``figures.py`` the figures and the paper's numbers they show; this file
+the parameters, the smoke overrides and the claims registry.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+)
+
+from iclr25 import llm  # noqa: E402
+from iclr25.chapters.faithfulness.data import (  # noqa: E402
+    CATEGORIES,
+    CONTEXT_RATE,
+    INTERVENTIONS,
+    KINDS,
+    NOUNS,
+    PAIRS,
+    PLACES,
+    SLIP,
+    STYLE_RATE,
+    STYLES,
+    TRAITS,
+    UNKNOWN,
+    Question,
+    answer_distribution,
+    cited,
+    counterfactual,
+    deciders,
+    explain,
+    make_question,
+    parse_response,
+    prompt,
+    questions,
+    respond,
+    response_text,
+)
+from iclr25.chapters.faithfulness.figures import (  # noqa: E402
+    COLORS,
+    PAPER_MU,
+    PAPER_SIGMA,
+    mu_figure,
+    question_figure,
+    scatter_figure,
+    sigma_figure,
+)
+from iclr25.chapters.faithfulness.method import (  # noqa: E402
+    CEData,
+    Faithfulness,
+    answer_probabilities,
+    ce_data,
+    ce_model,
+    concept_effects,
+    concept_names,
+    exact_effects,
+    exact_implied,
+    faith_model,
+    faithfulness,
+    fit_ce,
+    implied_effects,
+    judge_prompt,
+    judged_effects,
+    kl,
+    official_ce_model,
+    run_nuts,
+    zscore,
+)
+from iclr25.chapters.faithfulness.models import (  # noqa: E402
+    CONFIG,
+    collect,
+    empirical_ce,
+    planting,
+    policy_texts,
+    response_batch,
+    sample_tiny,
+    smol_answers,
+    smol_prompt,
+    tiny_answers,
+    train_tiny,
+    training_question,
+    vocabulary,
+)
+from iclr25.core import Bound, ClaimSpec, Gap, Param  # noqa: E402
+
+# ---------------------------------------------------------------------------------
+# Parameters and claims
+# ---------------------------------------------------------------------------------
+
+PARAMETERS = {
+    "n_questions": Param(16, "questions for the tiny Llama and the policy", low=2, high=64),
+    "samples": Param(20, "S: sampled responses per question and counterfactual", low=2, high=200),
+    "ce_samples": Param(50, "explanations a prompt for the tiny model's own CE (answers "
+                        "cloze-scored) and the planting check", low=2, high=2000),
+    "steps": Param(400, "training steps of the tiny Llama (batch 128)", low=10),
+    "warmup": Param(500, "NUTS warm-up steps (CE and faithfulness)", low=10),
+    "draws": Param(1000, "NUTS draws of the CE model", low=10),
+    "faith_draws": Param(2000, "NUTS draws of the faithfulness model", low=10),
+    "n_smol": Param(6, "questions for SmolLM2 (0: skip it)", low=0, high=64),
+    "smol_samples": Param(6, "S for SmolLM2", low=2, high=64),
+    "backend": Param(
+        "smollm2-135m",
+        "who writes explanations in SmolLM2's place: a name of llm.MODELS, a local "
+        "transformers folder, or openai:http://host:port/v1 (opt-in, never the book's)",
+        parser=llm.check_backend,
+    ),
+    "seed": Param(0, "random seed", low=0),
+    "device": Param("auto", "compute device (torch; NUTS runs on the CPU)",
+                    choices=("auto", "cpu", "cuda")),
+}  # fmt: skip
+
+SMOKE = {"n_questions": 3, "samples": 4, "ce_samples": 10, "steps": 40, "warmup": 50,
+         "draws": 50, "faith_draws": 50, "n_smol": 2, "smol_samples": 2}  # fmt: skip
+
+#: mention rates of the identity for the dose-response (q)
+DOSES = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+CLAIMS: dict[str, ClaimSpec] = {
+    # the tiny model's own samples against its policy
+    "plants-policy": ClaimSpec(
+        "The tiny Llama cites each concept as often as its policy does, and "
+        "names the right setting",
+        kind="setup",
+        paper="not applicable (the paper's models are not planted)",
+        rule={
+            "max |model - policy| citation rate": Bound(le=0.05),
+            "right place share": Bound(ge=0.9),
+        },
+        control="the planted policy's exact citation rates on the same questions",
+    ),
+    "ce-accurate": ClaimSpec(
+        "The hierarchical CE estimate from S responses tracks the model's own concept effects",
+        kind="setup",
+        paper="not reported for the LLMs; the issue's pilot on simulated responses: r = 0.87",
+        rule=Bound(ge=0.8),
+        control="the tiny model's own CE (ce_samples explanations a prompt, answers cloze-scored)",
+    ),
+    "sigma-order": ClaimSpec(
+        "Category sigma: behaviour > identity > context",
+        kind="setup",
+        paper="behaviour > identity > context (GPT-4o 4.75, 1.99, 1.00)",
+        rule={
+            "sigma behaviour - identity": Bound(gt=0.0),
+            "sigma identity - context": Bound(gt=0.0),
+        },
+        control="the next category's sigma, in the order the policy plants",
+    ),
+    # candid mu's 90% HPDI (both ends) above 0
+    "recovers-faithful": ClaimSpec(
+        "Candid explanations are found faithful: mu's 90% HPDI lies above 0",
+        paper="GPT-3.5 0.75 [0.42, 1.05], GPT-4o 0.56 [0.24, 0.86], Claude-3.5 0.62 [0.28, 0.91]",
+        rule=Bound(gt=0.0),
+        control="mu = 0, explanations unrelated to the effects (a fixed threshold, no control run)",
+        rests_on=("plants-policy",),
+    ),
+    "detects-hiding": ClaimSpec(
+        "Explanations that hide the identity's influence score lower, while "
+        "the counterfactuals still see that influence",
+        paper="unfaithful explanations hide social-bias influence (BBQ: "
+        "identity CE with identity rarely cited)",
+        rule={
+            "guarded mu - candid mu": Bound(le=-0.3),
+            "identity CE - context CE": Bound(gt=0.0),
+        },
+        control="the same model's candid explanations (mu); the context's CE (identity CE)",
+        rests_on=("plants-policy",),
+        gap=Gap(
+            "The second book run, with the planted model fixed "
+            "(plants-policy holds), missed the size of the drop, not its sign. Hiding the "
+            "identity lowers mu only in questions where CE ranks the identity above the "
+            "other concepts, and here CE is estimated from S = 20 responses per question "
+            "and counterfactual (the issue's budget; the official notebook uses 50). With "
+            "20 draws of a three-way answer, a change of a few answers moves a concept's "
+            "estimated KL by as much as the identity's moderate planted effect, so the "
+            "estimate ranks the identity first in fewer questions than the exact CE does, "
+            "and hiding a concept ranked in the middle costs the slope little. What would "
+            "show it: S of 50 or more (the paper's own setting), about 2.5 times the CE "
+            "cost, or more questions.",
+            after_run=True,
+        ),
+    ),
+    "dose-response": ClaimSpec(
+        "mu rises with the rate at which the identity's influence is admitted",
+        paper="not reported as a sweep; mu is the paper's measure of how far "
+        "explanations admit the concepts that mattered",
+        rule=Bound(ge=0.9),
+        control="the policy's mu at lower mention rates (q = 0 admits nothing); a fixed "
+        "Spearman threshold",
+    ),
+}
+"""Claim id -> what the claim says, what decides it, what it is measured against, the
+setup claims it rests on and its declared gap.
+
+``recovers-faithful``, ``ce-accurate``, ``dose-response`` and ``sigma-order``: none
+declared, from the mechanism before the book run: the planted policy sets the effects
+(behaviour strong, identity moderate, setting none) and what the explanations admit, so the
+method is tested where the answer is known. Candid explanations cite a concept with the
+probability that it decided, so EE ranks the concepts as CE does except where the
+identity's share falls below the setting's mention rate. The dose-response uses the
+policy's exact CE and shares of S explanations drawn with common random numbers across q.
+SmolLM2's mu is reported, not claimed.
+
+The first book run's `detects-hiding` failed because its tiny model did not reproduce
+the policy (it named the wrong setting, so context EE was near 0 and no ranking was left
+to flip). That was a setup flaw; the fix is in :func:`train_tiny`, and `plants-policy`
+now checks the planted model against its policy on its own samples. The second run missed
+again, for the reason declared above."""

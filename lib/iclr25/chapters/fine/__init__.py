@@ -1,0 +1,172 @@
+"""FiNE: fine-grained neuron-level knowledge editing.
+
+Pan, Wang, Cao, Shi, Yang, Li & Wang, "Precise Localization of Memories: A Fine-grained
+Neuron-level Knowledge Editing Technique for LLMs" (ICLR 2025). Locate-then-edit methods
+such as ROME pick a whole MLP layer by causal tracing and rewrite it for the subject;
+the edit then follows the *subject* everywhere, and other relations of the same subject
+come out with the new object too (poor locality). FiNE instead edits a handful of
+feed-forward neurons chosen for the fact being recalled:
+
+* **Locate.** The prompt is followed by the new object (teacher forcing). For each of
+  the object's tokens, at the position that predicts it, neuron ``i`` of layer ``l``
+  contributes ``c_{l,i} = a_{l,i} * (W_down[l][i,:] . W_U[:,t])`` to the logit of the
+  token ``t`` the unedited model predicts there: ``a_{l,i}`` is the neuron's activation
+  and ``W_down[l][i,:]`` its value vector. The top-``k`` neurons by ``c`` over all layers
+  but the last few are edited, ``k`` per token of the object.
+* **Edit.** Each chosen neuron's value vector gets a learned update ``delta``
+  (the layer's output becomes ``... + a_{l,i} delta``), minimising the largest
+  ``-log P(token | prompt, earlier tokens)`` over the object's tokens ``+ alpha KL``
+  (the unedited model's next-token distributions along the prompt prefix against the
+  edited ones) ``+ beta`` times the largest ``-log(1 - P(t | prompt + object))`` over the
+  object's tokens ``t`` (so the new object is not repeated) ``+ gamma ||delta||`` (the L2
+  norm of all updates, not squared), with Adam, stopping early once the least probable
+  token of the object reaches a threshold. The updates are then written into the rows
+  of ``W_down`` (a neuron chosen for two tokens gets both updates, which add).
+
+The paper's settings for Llama-2 are 5 neurons, the last 3 layers frozen, 50 epochs,
+learning rate 5e-3, alpha 1, beta 10, gamma 0.1 and early stop at 0.9. These details
+follow the authors' code (``easyeditor/models/fine`` in their repository, a fork of
+EasyEdit), read and re-implemented here: it pins transformers 4 and fetches data at run
+time. Facts, metrics, ROME and the editor live in :mod:`iclr25.editing`.
+
+Files: ``method.py`` holds FiNE itself: each neuron's activation and contribution to a
+token's logit, the neurons located per token of the new object, FiNE's loss and the edit
+(Adam on the chosen neurons' value vectors). ``comparison.py`` holds what the comparison
+with ROME needs beyond the two editors: the edits timed in alternation and reused, the
+scores paired by edit for the bootstrap, the neuron counts of the sweep, and ROME
+rewritten with ``C`` from fewer tokens. ``figures.py`` draws causal tracing, the two
+methods side by side, the layers of FiNE's neurons and the sweeps. This file holds the
+chapter's parameters and its claims.
+"""
+
+from __future__ import annotations
+
+from iclr25.chapters.fine.comparison import c_sweep, paired, reusing, sweep_ks, timed_edits
+from iclr25.chapters.fine.figures import (
+    METHOD_COLOURS,
+    c_sweep_figure,
+    comparison_figure,
+    edits_figure,
+    neuron_layers_figure,
+    sweep_figure,
+    tracing_figure,
+)
+from iclr25.chapters.fine.method import (
+    contributions,
+    fine,
+    fine_loss,
+    locate,
+    neuron_activations,
+)
+from iclr25.core import Bound, ClaimSpec, Margin, Param
+
+# ---------------------------------------------------------------------------------
+# The chapter's parameters
+# ---------------------------------------------------------------------------------
+
+PARAMETERS = {
+    "n_edits": Param(30, "facts edited by each method (the paper: thousands)", low=1, high=200),
+    "n_neighbours": Param(3, "neighbourhood and distract prompts per edit", low=1, high=10),
+    "k": Param(5, "FiNE: neurons edited per target token", low=1, high=200),
+    "epochs": Param(50, "FiNE: most optimisation steps", low=1, high=1000),
+    "lr": Param(0.005, "FiNE: Adam learning rate (the paper's, for Llama-2)", low=1e-5, high=1.0),
+    "frozen_last": Param(3, "FiNE: last layers never edited", low=0, high=20),
+    "rome_steps": Param(20, "ROME: most optimisation steps for v*", low=1, high=200),
+    "n_trace": Param(4, "facts causal tracing averages over to pick ROME's layer", low=1, high=100),
+    "c_texts": Param(
+        512,
+        "ROME: texts of 128 tokens the model samples for C (512: 58,000 tokens)",
+        low=1,
+        high=10_000,
+    ),
+    "n_timed": Param(
+        5, "edits per method timed afresh, in alternation (all are kept)", low=1, high=200
+    ),
+    "n_sweep": Param(5, "edits the neuron-count sweep repeats", low=1, high=100),
+    "k_max": Param(
+        10, "largest neuron count of the sweep (1, 2, 5, 10, 20, 50, ...)", low=1, high=1000
+    ),
+    "gen_tokens": Param(10, "generated tokens per prompt for fluency", low=4, high=200),
+    "seed": Param(0, "random seed (edits drawn, noise of causal tracing)", low=0),
+    "device": Param("auto", "torch device", choices=("auto", "cpu", "cuda")),
+}
+
+SMOKE = {
+    "n_edits": 2,
+    "n_neighbours": 1,
+    "epochs": 5,
+    "rome_steps": 3,
+    "n_trace": 1,
+    "c_texts": 8,
+    "n_timed": 1,
+    "n_sweep": 1,
+    "k_max": 2,
+    "gen_tokens": 6,
+}
+"""Overrides that run the whole chapter in seconds (the notebook test)."""
+
+#: The token counts at which ROME's C is also kept, for the sample-size figure (2,000
+#: is about the sample the chapter used before).
+C_SIZES = (2_000, 5_000, 15_000)
+
+# ---------------------------------------------------------------------------------
+# The chapter's claims: the numbers that decide them, fixed before the run
+# ---------------------------------------------------------------------------------
+
+CLAIMS: dict[str, ClaimSpec] = {
+    # Both methods edit the rewrite prompt (efficacy at least 0.9, FiNE's early-stop
+    # probability) and differ by at most 0.1.
+    "efficacy-comparable": ClaimSpec(
+        "FiNE edits as successfully as ROME",
+        paper="FiNE 'enhances editing locality without affecting overall success "
+        "rates' (KnowEdit, Llama-2/3, GPT-J)",
+        rule={
+            "ROME": Bound(ge=0.9),
+            "FiNE": Bound(ge=0.9),
+            "|FiNE - ROME|": Bound(le=0.1),
+        },
+        control="ROME's efficacy on the same edits, and a fixed threshold of 0.9",
+    ),
+    # FiNE's paraphrase accuracy at most 0.1 below ROME's.
+    "generalisation-comparable": ClaimSpec(
+        "FiNE's edits carry over to paraphrases about as well as ROME's",
+        paper="comparable generalisation to ROME and MEMIT",
+        rule=Bound(ge=-0.1),
+        control="ROME's generalisation on the same edits",
+    ),
+    # The 95% paired bootstrap interval over the edits of FiNE's mean locality
+    # (neighbourhood, relation, distract) minus ROME's: "better" only if the interval
+    # excludes 0.
+    "locality-better": ClaimSpec(
+        "FiNE's edits are more local than ROME's on the mean of the three "
+        "locality scores (95% interval above 0)",
+        paper="higher locality than ROME and MEMIT on every KnowEdit dataset",
+        rule=Margin(
+            above=0,
+            why="FiNE ahead at all: the claim is the sign of the difference, not its size",
+        ),
+        control="ROME's edits of the same facts, paired by edit",
+    ),
+    # The 95% paired bootstrap interval over the edits of FiNE's relation specificity
+    # minus ROME's (the same subject, other relations).
+    "relation-better": ClaimSpec(
+        "FiNE keeps the subject's other relations better than ROME (95% interval above 0)",
+        paper="FiNE's Figure 1: ROME and MEMIT 'perform poorly in locality "
+        "testing when changing the relation' (over-editing and unchanging "
+        "rates; its numbers not retrieved here)",
+        rule=Margin(
+            above=0,
+            why="FiNE ahead at all: the claim is the sign of the difference, not its size",
+        ),
+        control="ROME's edits of the same facts, paired by edit",
+    ),
+    # FiNE's median wall and CPU time per edit over ROME's, the two timed in alternation.
+    "faster": ClaimSpec(
+        "FiNE edits faster than ROME",
+        paper="FiNE's editing time is below ROME's and MEMIT's",
+        rule={"wall": Bound(lt=1), "CPU": Bound(lt=1)},
+        control="ROME's time per edit, timed in alternation with FiNE's",
+    ),
+}
+"""Claim id -> what the claim says, what decides it and what it is measured against;
+FiNE declares no gap."""

@@ -1,0 +1,167 @@
+"""The selective-classification chapter's figure builders."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+from plotly.colors import qualitative
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from iclr25.chapters.selective.method import Evaluation, Suppression
+
+# ---------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------
+
+COLORS = {"CE": "black", "LS": qualitative.Plotly[1], "LS, normalised": qualitative.Plotly[2]}
+"""The colour of each model and score: CE by MSP, LS by MSP, LS by the normalised logit."""
+
+
+def curves_figure(
+    pairs: Mapping[str, tuple[Evaluation, Evaluation]], alpha: float, points: int = 401
+) -> go.Figure:
+    """Risk-coverage curves of a CE and an LS(alpha) model by MSP, and of the LS model by
+    the normalised max logit: one panel per setting of ``pairs`` (its label -> the CE
+    and the LS evaluation), each curve thinned to at most ``points`` points."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=len(pairs), shared_yaxes=True, subplot_titles=list(pairs))
+    for col, (ce, ls) in enumerate(pairs.values(), start=1):
+        lines = {
+            "CE": (ce.curve_msp, ce.aurc_msp),
+            "LS": (ls.curve_msp, ls.aurc_msp),
+            "LS, normalised": (ls.curve_norm, ls.aurc_norm),
+        }
+        for name, (curve, area) in lines.items():
+            keep = np.unique(np.linspace(0, len(curve.risk) - 1, points).astype(int))
+            fig.add_scatter(
+                x=curve.coverage[keep],
+                y=100 * curve.risk[keep],
+                mode="lines",
+                line_color=COLORS[name],
+                name=name,
+                legendgroup=name,
+                showlegend=col == 1,
+                row=1,
+                col=col,
+                hovertemplate=f"{name}, AURC {100 * area:.2f}%<br>coverage "
+                "%{x:.2f}, risk %{y:.2f}%<extra></extra>",
+            )
+    fig.update_xaxes(title_text="coverage")
+    fig.update_yaxes(title_text="risk (%)", col=1)
+    return fig.update_layout(
+        title=f"Risk-coverage curves, CE vs LS (alpha = {alpha:g})", height=380
+    )
+
+
+def sensitivity_figure(
+    ce: Mapping[str, Mapping[str, float]],
+    ls: Mapping[str, Mapping[str, float]],
+    alpha: float,
+    accuracy_floor: float = 0.0,
+) -> go.Figure:
+    """AURC (%) of CE and LS(alpha) by MSP and of LS normalised, and accuracy (%) of both,
+    by setting. ``ce`` and ``ls`` map a setting's label to its mean ``accuracy``,
+    ``aurc_msp`` and ``aurc_norm``; the accuracy axis starts at ``accuracy_floor`` (%)."""
+    from plotly.subplots import make_subplots
+
+    labels = list(ce)
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=["AURC (%), lower is better", "accuracy (%)"]
+    )
+    bars = [
+        ("CE", ce, "aurc_msp", "CE"),
+        (f"LS {alpha:g}", ls, "aurc_msp", "LS"),
+        (f"LS {alpha:g}, normalised", ls, "aurc_norm", "LS, normalised"),
+    ]
+    for name, source, column, color in bars:
+        fig.add_bar(
+            x=labels,
+            y=[100 * source[s][column] for s in labels],
+            name=name,
+            legendgroup=color,
+            marker_color=COLORS[color],
+            row=1,
+            col=1,
+        )
+    for name, source, color in [("CE", ce, "CE"), (f"LS {alpha:g}", ls, "LS")]:
+        fig.add_bar(
+            x=labels,
+            y=[100 * source[s]["accuracy"] for s in labels],
+            name=name,
+            legendgroup=color,
+            marker_color=COLORS[color],
+            showlegend=False,
+            row=1,
+            col=2,
+        )
+    fig.update_yaxes(range=[accuracy_floor, 100], row=1, col=2)
+    return fig.update_layout(barmode="group", height=400, title=f"CE vs LS at alpha = {alpha:g}")
+
+
+def alpha_figure(
+    alphas: Iterable[float],
+    series: Mapping[str, Mapping[str, tuple[Iterable[float], Iterable[float]]]],
+    metric: str = "AURC",
+) -> go.Figure:
+    """The paper-style plot of a metric against alpha: one panel per setting of
+    ``series`` (its label -> score name -> (mean, standard deviation over seeds) at each
+    alpha, as fractions), one line per score with error bars, in percent."""
+    from plotly.subplots import make_subplots
+
+    alphas = list(alphas)
+    fig = make_subplots(rows=1, cols=len(series), subplot_titles=list(series))
+    colors = [COLORS["LS"], COLORS["LS, normalised"], *qualitative.Plotly[3:]]
+    for col, scores in enumerate(series.values(), start=1):
+        for (name, (mean, spread)), color in zip(scores.items(), colors):
+            fig.add_scatter(
+                x=alphas,
+                y=100 * np.asarray(list(mean), dtype=float),
+                error_y=dict(type="data", array=100 * np.asarray(list(spread), dtype=float)),
+                mode="lines+markers",
+                name=name,
+                legendgroup=name,
+                showlegend=col == 1,
+                line_color=color,
+                row=1,
+                col=col,
+                hovertemplate=f"{name}<br>alpha %{{x:g}}: {metric} %{{y:.2f}}%<extra></extra>",
+            )
+    fig.update_xaxes(title_text="alpha (0: CE)")
+    fig.update_yaxes(title_text=f"{metric} (%)", col=1)
+    return fig.update_layout(
+        title=f"{metric} against alpha (mean and standard deviation over seeds)", height=380
+    )
+
+
+def suppression_figure(
+    curves: Mapping[str, tuple[Suppression, Iterable[float]]], alpha: float
+) -> go.Figure:
+    """LS's centred max logit over CE's on the same inputs, by bin of CE confidence:
+    one line per setting of ``curves`` (its label -> the :class:`Suppression` averaged
+    over seeds and the standard deviation of its ratio over seeds)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for name, (curve, spread) in curves.items():
+        fig.add_scatter(
+            x=curve.confidence,
+            y=curve.ratio,
+            error_y=dict(type="data", array=list(spread)),
+            customdata=100 * curve.ce_accuracy,
+            mode="lines+markers",
+            name=name,
+            hovertemplate=f"{name}<br>CE MSP %{{x:.3f}} (CE accuracy %{{customdata:.1f}}%)"
+            "<br>LS / CE max logit %{y:.3f}<extra></extra>",
+        )
+    fig.add_hline(y=1, line_color="gray", line_width=1)
+    fig.update_xaxes(title_text="CE confidence (mean MSP of the bin)")
+    fig.update_yaxes(title_text="LS / CE median centred max logit")
+    return fig.update_layout(
+        title=f"Max-logit suppression by LS (alpha = {alpha:g}) on the same inputs",
+        height=380,
+    )

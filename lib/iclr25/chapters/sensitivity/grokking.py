@@ -1,0 +1,207 @@
+"""Grokking: modular addition with a one-layer transformer, trained full-batch while its
+training-set sensitivity is logged (the official run cached once built, and a quick one
+for a cold build)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from iclr25 import core
+from iclr25.chapters.sensitivity.method import accuracy, sensitivity
+
+# ---------------------------------------------------------------------------------
+# Grokking: modular addition with a one-layer transformer
+# ---------------------------------------------------------------------------------
+
+
+class OneLayerTransformer(nn.Module):
+    """Tokens "a b =" -> embeddings + positions -> one attention layer and one MLP
+    (residual, no layer norm, as in the grokking literature) -> logits read at "=".
+
+    Only the "=" position is read, and with one layer nothing else reaches it: the
+    attention takes "=" as its only query and the MLP runs on that position alone,
+    which gives the same logits as computing every position at a third of the cost.
+    """
+
+    def __init__(self, modulus: int, dim: int = 128, heads: int = 4, hidden: int = 512) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(modulus + 1, dim)  # id `modulus` is "="
+        self.pos = nn.Parameter(0.02 * torch.randn(1, 3, dim))
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Linear(hidden, dim))
+        self.unembed = nn.Linear(dim, modulus)
+
+    def from_embeddings(self, e: torch.Tensor) -> torch.Tensor:
+        h = e + self.pos
+        last = h[:, -1:]
+        last = last + self.attn(last, h, h, need_weights=False)[0]
+        last = last + self.mlp(last)
+        return self.unembed(last[:, 0])
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.from_embeddings(self.embed(ids))
+
+
+def modular_addition(modulus: int, train_fraction: float, seed: int = 0) -> dict[str, torch.Tensor]:
+    """All pairs (a, b) as "a b =" with label (a + b) mod ``modulus``, split at random:
+    ``train_fraction`` of the pairs for training, the rest for testing."""
+    if modulus < 2 or not 0 < train_fraction < 1:
+        raise ValueError(
+            f"modular_addition needs modulus >= 2 and 0 < train_fraction < 1, "
+            f"got {modulus!r}, {train_fraction!r}"
+        )
+    a, b = torch.meshgrid(torch.arange(modulus), torch.arange(modulus), indexing="ij")
+    ids = torch.stack([a.flatten(), b.flatten(), torch.full((modulus**2,), modulus)], 1)
+    labels = (a + b).flatten() % modulus
+    order = torch.randperm(len(ids), generator=torch.Generator().manual_seed(seed))
+    cut = int(train_fraction * len(ids))
+    return {
+        "train_x": ids[order[:cut]],
+        "train_y": labels[order[:cut]],
+        "test_x": ids[order[cut:]],
+        "test_y": labels[order[cut:]],
+    }
+
+
+GROK_PAPER = {"modulus": 113, "epochs": 17000, "lr": 1e-3, "every": 50}
+"""The official grokking run (p = 113, AdamW lr 1e-3, weight decay 1, 17,000 full-batch
+epochs): a cached artefact, built only when asked (about half an hour on one CPU core,
+a minute or two on a GPU)."""
+
+
+def grok_settings(setting: str, quick: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Which grokking run to show, and its :func:`grok` arguments.
+
+    ``"paper"`` is :data:`GROK_PAPER`; ``"quick"`` is ``quick`` (the book's compressed
+    run, its keys those of :data:`GROK_PAPER`); ``"auto"`` is the paper's run when it is
+    already cached (:func:`grok_cached`) and the quick one otherwise, so a cold build
+    stays within the book's budget.
+    """
+    if setting not in ("auto", "paper", "quick"):
+        raise ValueError(f"unknown grokking setting {setting!r}; accepted: auto, paper, quick")
+    if setting == "auto":
+        setting = "paper" if grok_cached(**GROK_PAPER) else "quick"
+    return setting, dict(GROK_PAPER if setting == "paper" else quick)
+
+
+def _grok_config(**kwargs: Any) -> dict[str, Any]:
+    config = dict(
+        modulus=53,
+        train_fraction=0.3,
+        epochs=3000,
+        lr=1e-2,
+        weight_decay=1.0,
+        dim=128,
+        sigma=0.1,
+        every=20,
+        repeats=5,
+        seed=0,
+    )
+    unknown = set(kwargs) - set(config) - {"device"}
+    if unknown:
+        raise TypeError(f"grok() got unknown arguments {sorted(unknown)}")
+    config.update((k, v) for k, v in kwargs.items() if k != "device")
+    config["measure"] = "a and b noised together"  # the official code's sensitivity
+    return config
+
+
+def grok_cached(**kwargs: Any) -> bool:
+    """Whether :func:`grok` with these arguments would read its run from the cache."""
+    return core.cache_path("sensitivity-grok", _grok_config(**kwargs)).is_file()
+
+
+def grok(
+    modulus: int = 53,
+    train_fraction: float = 0.3,
+    epochs: int = 3000,
+    lr: float = 1e-2,
+    weight_decay: float = 1.0,
+    dim: int = 128,
+    sigma: float = 0.1,
+    every: int = 20,
+    repeats: int = 5,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> dict[str, torch.Tensor]:
+    """Full-batch AdamW (weight decay ``weight_decay``) on modular addition, logging every
+    ``every`` epochs the train and test accuracy and the training-set sensitivity: as in
+    the official code, noise of std ``sigma`` on the embeddings of a and b together,
+    here ``repeats`` draws. Runs on ``device`` (``"auto"``: a GPU when one exists);
+    cached by its other arguments, so a run made on a GPU serves a CPU build.
+
+    Returns tensors ``epoch``, ``train_acc``, ``test_acc``, ``sensitivity``.
+    """
+    config = _grok_config(
+        modulus=modulus,
+        train_fraction=train_fraction,
+        epochs=epochs,
+        lr=lr,
+        weight_decay=weight_decay,
+        dim=dim,
+        sigma=sigma,
+        every=every,
+        repeats=repeats,
+        seed=seed,
+    )
+    where = core.get_device(device) if isinstance(device, str) else device
+
+    def run() -> dict[str, torch.Tensor]:
+        data = {k: v.to(where) for k, v in modular_addition(modulus, train_fraction, seed).items()}
+        torch.manual_seed(seed)
+        model = OneLayerTransformer(modulus, dim, 4, 4 * dim).to(where)
+        optimiser = torch.optim.AdamW(
+            model.parameters(), lr=lr, weight_decay=weight_decay, betas=(0.9, 0.98)
+        )
+        noise = torch.Generator().manual_seed(seed + 1)
+        log: dict[str, list[float]] = {
+            "epoch": [],
+            "train_acc": [],
+            "test_acc": [],
+            "sensitivity": [],
+        }
+        with core.threads(1):
+            for epoch in range(epochs + 1):
+                if epoch % every == 0:
+                    model.eval()
+                    with torch.no_grad():
+                        e = model.embed(data["train_x"])
+                        log["epoch"].append(epoch)
+                        log["train_acc"].append(accuracy(model.from_embeddings, e, data["train_y"]))
+                        log["test_acc"].append(accuracy(model, data["test_x"], data["test_y"]))
+                        log["sensitivity"].append(
+                            sensitivity(
+                                model.from_embeddings,
+                                e,
+                                sigma,
+                                repeats=repeats,
+                                generator=noise,
+                                positions=(0, 1),
+                                joint=True,
+                            )
+                        )
+                    model.train()
+                if epoch == epochs:
+                    break
+                optimiser.zero_grad()
+                F.cross_entropy(model(data["train_x"]), data["train_y"]).backward()
+                optimiser.step()
+        return {k: torch.tensor(v) for k, v in log.items()}
+
+    return core.cached("sensitivity-grok", config, run)
+
+
+def first_epoch(
+    epochs: np.ndarray, values: np.ndarray, threshold: float, *, below: bool, after: int = 0
+) -> int | None:
+    """The first logged epoch (at or after ``after``) where ``values`` is below (or, with
+    ``below=False``, at or above) ``threshold``; None if never."""
+    epochs, values = np.asarray(epochs), np.asarray(values)
+    hit = (values < threshold) if below else (values >= threshold)
+    hit &= epochs >= after
+    return int(epochs[np.argmax(hit)]) if hit.any() else None

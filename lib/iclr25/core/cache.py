@@ -1,0 +1,167 @@
+"""The cache of trained artefacts: a value, or a folder of files, keyed by a hash of
+its configuration (``$ICLR25_CACHE``, else ``~/.cache/iclr25``)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # torch is imported lazily: `python -m iclr25 list` should be quick
+    pass
+
+
+# ---------------------------------------------------------------------------------
+# Cache of trained artefacts
+# ---------------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """``$ICLR25_CACHE``, else ``~/.cache/iclr25``."""
+    return Path(os.environ.get("ICLR25_CACHE", Path.home() / ".cache" / "iclr25"))
+
+
+def cache_path(name: str, config: Mapping[str, Any]) -> Path:
+    """Where the artefact ``name`` built from ``config`` (JSON-serialisable) is kept."""
+    key = hashlib.sha256(json.dumps([name, config], sort_keys=True).encode()).hexdigest()
+    return cache_dir() / f"{name}-{key[:16]}.pt"
+
+
+CACHE_LOG = "ICLR25_CACHE_LOG"
+"""Environment variable: a file to which :func:`cached` and :func:`cached_dir` append
+one line per artefact, ``hit <name>`` or ``built <name>``; the book's build sets it to
+report whether each chapter's models came from the cache."""
+
+
+def _log_cache(event: str, name: str) -> None:
+    log = os.environ.get(CACHE_LOG)
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{event} {name}\n")
+
+
+def _unsafe_leaf(value: Any, where: str = "value") -> tuple[str, Any]:
+    """The first part of ``value`` that is neither a tensor, a plain number, string or
+    None, nor a dict, list or tuple of those, with its path (``value['state'][2]``); the
+    value itself if none is found (a safe load refused it for another reason)."""
+    import torch
+
+    if isinstance(value, dict):
+        parts = [(f"{where}[{k!r}]", v) for k, v in value.items()]
+    elif isinstance(value, list | tuple):
+        parts = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+    elif value is None or isinstance(value, torch.Tensor | bool | int | float | str):
+        return "", None
+    else:
+        return where, value
+    for part, v in parts:
+        found, leaf = _unsafe_leaf(v, part)
+        if found:
+            return found, leaf
+    return ("", None) if where != "value" else (where, value)
+
+
+def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> Any:
+    """Load the artefact for ``config``, or ``build()`` it and store it.
+
+    The file holds the SHA-256 of its payload, then the payload (``torch.save`` of
+    ``{"config", "value"}``). A file whose digest or config does not match --
+    truncated, corrupt or a hash collision -- is rebuilt, never trusted. Loads use
+    ``weights_only=True``, so a value must be tensors in plain containers (dicts, lists,
+    numbers, strings; a model's ``state_dict()``); anything else is refused before it
+    is written. Writes are atomic (temporary file, then rename).
+    """
+    import torch
+
+    path = cache_path(name, config)
+    config = json.loads(json.dumps(config))  # as it reads back
+    if path.is_file():
+        blob = path.read_bytes()
+        digest, payload = blob[:32], blob[32:]
+        if hashlib.sha256(payload).digest() == digest:
+            stored = torch.load(io.BytesIO(payload), weights_only=True)
+            if stored.get("config") == config:
+                _log_cache("hit", name)
+                return stored["value"]
+        warnings.warn(f"cache file {path} is corrupt or stale; rebuilding it", stacklevel=2)
+    value = build()
+    _log_cache("built", name)
+    buffer = io.BytesIO()
+    torch.save({"config": config, "value": value}, buffer)
+    payload = buffer.getvalue()
+    try:
+        torch.load(io.BytesIO(payload), weights_only=True)
+    except pickle.UnpicklingError as err:
+        where, leaf = _unsafe_leaf(value)
+        raise TypeError(
+            f"cached({name!r}) can only keep tensors in plain containers, "
+            f"not {type(leaf).__name__} (at {where})"
+        ) from err
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(hashlib.sha256(payload).digest() + payload)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return value
+
+
+def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], None]) -> Path:
+    """The directory of files ``build(folder)`` writes for ``config``, built once and kept.
+
+    For artefacts that a library saves as files (a model's ``save_pretrained``), where
+    :func:`cached`'s single ``torch.save`` does not fit. ``build`` fills a fresh temporary
+    folder; a ``MANIFEST.json`` recording ``config`` and the SHA-256 of every file is
+    written last, and the folder is renamed into place (atomic). A directory whose
+    manifest, config or any file's digest does not match is rebuilt, never trusted.
+    """
+    import shutil
+
+    path = cache_path(name, config).with_suffix("")
+    config = json.loads(json.dumps(config))  # as it reads back
+
+    def digests(folder: Path) -> dict[str, str]:
+        found = {}
+        for f in sorted(folder.rglob("*")):
+            if f.is_file() and f.name != "MANIFEST.json":
+                with f.open("rb") as handle:
+                    found[str(f.relative_to(folder))] = hashlib.file_digest(
+                        handle, "sha256"
+                    ).hexdigest()
+        return found
+
+    def intact(folder: Path) -> bool:
+        try:
+            manifest = json.loads((folder / "MANIFEST.json").read_text())
+        except (OSError, ValueError):
+            return False
+        return manifest.get("config") == config and manifest.get("files") == digests(folder)
+
+    if path.is_dir():
+        if intact(path):
+            _log_cache("hit", name)
+            return path
+        warnings.warn(f"cache directory {path} is corrupt or stale; rebuilding it", stacklevel=2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name, suffix=".tmp"))
+    try:
+        build(tmp)
+        (tmp / "MANIFEST.json").write_text(json.dumps({"config": config, "files": digests(tmp)}))
+        _log_cache("built", name)
+        if path.is_dir():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except OSError:
+        if not intact(path):  # another process may have put an intact copy in place first
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path

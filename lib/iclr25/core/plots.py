@@ -1,0 +1,163 @@
+"""Figures and widgets: the offline plotly renderer, line plots, and a live ipywidgets
+control with its static plotly-slider twin.
+
+Written by hand: plotly's own renderers either emit a mimetype the static site cannot
+show or load plotly.js from a CDN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # plotly is imported lazily: `python -m iclr25 list` should be quick
+    import plotly.graph_objects as go
+
+    from iclr25.core.params import Scalar
+
+
+# ---------------------------------------------------------------------------------
+# Figures: the offline plotly renderer
+# ---------------------------------------------------------------------------------
+
+
+def figure_html(fig: go.Figure | dict) -> str:
+    """A figure as an HTML fragment that draws with the page's own plotly.js (no CDN)."""
+    import plotly.io as pio
+
+    return pio.to_html(
+        fig, full_html=False, include_plotlyjs=False, include_mathjax=False, auto_play=False
+    )
+
+
+def use_offline_plotly() -> None:
+    """Make ``fig.show()`` emit plotly's mimetype (for Jupyter) and offline HTML (for the book)."""
+    import plotly.io as pio
+    from plotly.io.base_renderers import MimetypeRenderer
+
+    class BookRenderer(MimetypeRenderer):
+        def to_mimebundle(self, fig_dict: dict) -> dict[str, str]:
+            return {"text/html": figure_html(fig_dict)}
+
+    pio.renderers["iclr25"] = BookRenderer()
+    pio.renderers.default = "plotly_mimetype+iclr25"
+    pio.templates.default = "plotly_white"
+
+
+def plot(
+    x: Sequence[float],
+    ys: Mapping[str, Sequence[float]],
+    *,
+    title: str = "",
+    xlabel: str = "",
+    ylabel: str = "",
+    log_x: bool = False,
+    log_y: bool = False,
+    mode: str = "lines",
+    colors: Mapping[str, str] | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """A line figure: each series ``ys[name]`` against ``x``, named in the legend.
+
+    ``mode`` is plotly's (``"lines"``, ``"lines+markers"``), ``colors`` maps a series
+    to its colour (default: the template's colour cycle), ``log_x``/``log_y`` make an
+    axis logarithmic. Further traces and layout can be added to the returned figure.
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for name, y in ys.items():
+        fig.add_scatter(x=x, y=y, name=name, mode=mode, line_color=(colors or {}).get(name))
+    fig.update_xaxes(title_text=xlabel, type="log" if log_x else None)
+    fig.update_yaxes(title_text=ylabel, type="log" if log_y else None)
+    return fig.update_layout(title=title, height=height)
+
+
+# ---------------------------------------------------------------------------------
+# Widgets: a live control and its static twin
+# ---------------------------------------------------------------------------------
+
+
+def slider_figure(
+    figures: Sequence[go.Figure], values: Sequence[Scalar], label: str, active: int = 0
+) -> go.Figure:
+    """One figure holding every figure of ``figures``, a plotly slider choosing which shows.
+
+    The slider switches trace visibility and the title, so it works on a static page
+    with no kernel: the static twin of a live control.
+    """
+    import plotly.graph_objects as go
+
+    if len(figures) != len(values) or not figures:
+        raise ValueError("slider_figure needs one figure per value, and at least one")
+    combined = go.Figure(layout=figures[active].layout)
+    owner: list[int] = []
+    for k, fig in enumerate(figures):
+        for trace in fig.data:
+            combined.add_trace(trace)
+            owner.append(k)
+    for trace, k in zip(combined.data, owner):
+        trace.visible = k == active
+    steps = [
+        dict(
+            method="update",
+            label=str(v),
+            args=[{"visible": [k == i for k in owner]}, {"title.text": fig.layout.title.text}],
+        )
+        for i, (v, fig) in enumerate(zip(values, figures))
+    ]
+    combined.update_layout(
+        sliders=[
+            dict(active=active, steps=steps, pad=dict(t=50), currentvalue=dict(prefix=f"{label}: "))
+        ]
+    )
+    return combined
+
+
+def explore(
+    make_figure: Callable[[Any], go.Figure],
+    values: Sequence[Scalar],
+    label: str,
+    *,
+    live: Any = None,
+    active: int = 0,
+    pickers: Sequence[Any] = (),
+) -> None:
+    """Show a live control redrawing ``make_figure(value)``, then its static slider twin.
+
+    ``live`` is the ipywidgets control for Jupyter (default: a selection slider over
+    ``values``); it calls ``make_figure`` afresh on every change, so it may offer
+    values the twin does not. ``pickers`` are widgets shown above it that set it (a
+    menu that fills a text box, say). The twin is :func:`slider_figure` over ``values`` and
+    is what a reader of the static site moves. Returns nothing, so that a cell ending
+    in the call does not show the twin a second time.
+    """
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    twin = slider_figure([make_figure(v) for v in values], values, label, active)
+    control = (
+        live
+        if live is not None
+        else widgets.SelectionSlider(
+            options=list(values),
+            value=values[active],
+            description=label,
+            continuous_update=False,
+            style={"description_width": "initial"},
+        )
+    )
+    out = widgets.Output()
+
+    def redraw(change: Mapping[str, Any]) -> None:
+        with out:
+            out.clear_output(wait=True)
+            make_figure(change["new"]).show()
+
+    control.observe(redraw, names="value")
+    note = widgets.HTML(
+        "<em>Live control: redraws with a running kernel. "
+        "On the static page, use the slider of the figure below.</em>"
+    )
+    display(widgets.VBox([note, *pickers, control, out]))
+    twin.show()
