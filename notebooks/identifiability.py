@@ -415,10 +415,11 @@ pd.DataFrame({
 k = {name: int(np.sum(counts > 1)) for name, counts in
      (("official", official_aligned), ("ours", n_aligned))}
 core.claim(
-    "algorithms_not_unique", estimate=stats.share(k["official"], len(EXPLAINED)),
-    measured=f"{k['official']} of {len(EXPLAINED)} {p.gate} networks of width "
-             f"{p.width}, official count; ours (distinct up to negation, 16 "
-             f"pairs) {k['ours']}");
+    "algorithms_not_unique",
+    estimate=stats.share(k["official"], len(EXPLAINED)),
+    measured=f"{k['official']} of {len(EXPLAINED)} {p.gate} networks of "
+             f"width {p.width}, official count; ours (distinct up to "
+             f"negation, 16 pairs) {k['ours']}");
 
 # %% [markdown]
 # ### Beside the official code's own counts
