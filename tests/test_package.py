@@ -1,6 +1,7 @@
 """The package others can install: its wheel declares everything iclr25 imports."""
 
 import ast
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -30,9 +31,13 @@ def third_party_imports() -> set[str]:
 @pytest.fixture(scope="module")
 def wheel_metadata(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
+    source = out / "lib"  # a copy: setuptools writes build/ and egg-info beside the source
+    shutil.copytree(
+        LIB, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    )
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--quiet", "--wheel-dir", str(out), str(LIB)],
+         "--quiet", "--wheel-dir", str(out), str(source)],
         check=True,
         capture_output=True,
     )  # fmt: skip
