@@ -512,10 +512,13 @@ def tally(counted: Mapping[str, int]) -> str:
     gaps = counted["gaps before"] + counted["gaps after"]
     text = (
         f"{counted['holds']} of {counted['paper claims']} paper claims hold, "
-        f"{counted['contradicted']} contradicted, {counted['inconclusive']} inconclusive; "
-        f"{gaps} of the misses are known gaps ({counted['gaps before']} declared before "
-        f"the run, {counted['gaps after']} after)"
+        f"{counted['contradicted']} contradicted, {counted['inconclusive']} inconclusive"
     )
+    if gaps:
+        text += (
+            f"; {gaps} known gap{'s' * (gaps != 1)} ({counted['gaps before']} declared "
+            f"before the run, {counted['gaps after']} after)"
+        )
     if counted["setup claims"]:
         text += f"; {counted['setup holds']} of {counted['setup claims']} setup claims hold"
     failed = counted["failed"] + counted["setup failed"]
