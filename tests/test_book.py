@@ -238,13 +238,13 @@ def test_scoreboard_page_sorts_and_filters_offline(browser, site):
     )
     page.goto(f"{site}/book/scoreboard.html", wait_until="networkidle")
     rows = "table.iclr25-scoreboard tbody tr"
+    page.locator(rows).first.wait_for()  # a loaded machine can answer before it is parsed
     heads = "() => [...document.querySelectorAll('table.iclr25-scoreboard thead th')]"
     assert page.evaluate(f"{heads}.map(h => h.textContent)") == [
         "chapter", "claim", "statement", "paper", "control", "measured here",
         "estimate", "95% interval", "n", "rule", "outcome",
     ]  # fmt: skip
     chapters = f"() => [...document.querySelectorAll('{rows}')].map(r => r.cells[0].textContent)"
-    page.locator(rows).first.wait_for()  # a loaded machine can answer before it is parsed
     before = page.evaluate(chapters)
     assert before, "the scoreboard table has rows"
     page.click("table.iclr25-scoreboard thead th:nth-child(1)")  # sort by chapter

@@ -117,8 +117,9 @@ def test_status_follows_outcome_gap_and_setup(demo):
     assert recorded == [ready, a, b, c, d, e, f]
     assert core.claims_table() == recorded
     table = str(demo[-1].data)
-    for column in ("control", "estimate", "95% interval", "<th>n</th>", "rule"):
-        assert column in table
+    for column in ("statement and control", "measured here", "rule", "outcome"):
+        assert f"<th>{column}</th>" in table
+    assert "control: the baseline" in table and "estimate 0.3 [0.2, 0.4], n = 30" in table
     assert "rests on big, which missed" in table
     counted = core.counts(recorded)
     assert counted == {

@@ -43,7 +43,7 @@ def test_run_writes_notebook_and_claims(cli, tmp_path):
     assert record["chapter"] == "sro" and record["parameters"]["seed"] == 3
     assert record["claims"] and (tmp_path / "sro.ipynb").is_file()
     assert f"wrote {tmp_path / 'sro.ipynb'}" in result.stdout
-    assert "smoke run" in result.stdout and "(bound: " in result.stdout
+    assert "smoke run" in result.stdout and "(rule: " in result.stdout
     shown = cli("claims", str(tmp_path))
     assert shown.returncode == 0, shown.stderr
     for c in record["claims"]:

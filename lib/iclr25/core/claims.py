@@ -316,35 +316,14 @@ def _status_cell(c: Claim) -> str:
     return f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{why}{note}</td>"
 
 
-def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
-    """Claims as an HTML table: id and kind, statement, the paper's figure, the control,
-    ours (with the estimate, its interval and n), the rule, and the outcome: the claim's
-    status, with the rule's own outcome where that differs and the diagnosis of a
-    declared gap."""
-    rows = []
-    for c in claims:
-        first = f"<td>{html.escape(c.chapter)}</td>" if chapter_column else ""
-        est = "" if c.estimate is None else f"{c.estimate:.3g}"
-        rows.append(
-            f"<tr>{first}<td><code>{html.escape(c.id)}</code><br><small>{c.kind}</small></td>"
-            f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
-            f"<td>{html.escape(c.control)}</td><td>{html.escape(c.measured)}</td>"
-            f"<td>{est}</td><td>{c.interval}</td><td>{c.n if c.n is not None else ''}</td>"
-            f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
-        )
-    columns = {"chapter": 8} if chapter_column else {}
-    columns |= {
-        "claim": 12,
-        "statement": 18,
-        "paper": 14,
-        "control": 12,
-        "measured here": 16,
-        "estimate": 6,
-        "95% interval": 8,
-        "n": 4,
-        "rule": 10,
-        "outcome": 10,
-    }
+def _estimate(c: Claim) -> str:
+    """``0.12 [0.03, 0.21], n = 30``, or empty for a point claim."""
+    if c.estimate is None:
+        return ""
+    return f"{c.estimate:.3g} {c.interval}, n = {c.n}"
+
+
+def _table(columns: Mapping[str, int], rows: Sequence[str]) -> str:
     total = sum(columns.values())
     widths = "".join(f"<col style='width: {100 * w / total:.1f}%'>" for w in columns.values())
     head = "".join(f"<th>{h}</th>" for h in columns)
@@ -353,6 +332,63 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
         f"<thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
+    """Claims as an HTML table, with the outcome last: the claim's status, the rule's own
+    outcome where that differs, and the diagnosis of a declared gap.
+
+    A chapter's table fits its page's column: the id and kind; the statement with its
+    control beneath; the paper's figure; ours with the estimate, its 95% interval and n
+    beneath; the rule. The Scoreboard's (``chapter_column``) gives the chapter, and
+    the control, estimate, interval and n each a column of their own, to sort by.
+    """
+    rows = []
+    for c in claims:
+        claim = f"<td><code>{html.escape(c.id)}</code><br><small>{c.kind}</small></td>"
+        if chapter_column:
+            rows.append(
+                f"<tr><td>{html.escape(c.chapter)}</td>{claim}"
+                f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
+                f"<td>{html.escape(c.control)}</td><td>{html.escape(c.measured)}</td>"
+                f"<td>{'' if c.estimate is None else f'{c.estimate:.3g}'}</td>"
+                f"<td>{c.interval}</td><td>{'' if c.n is None else c.n}</td>"
+                f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
+            )
+        else:
+            estimate = (
+                f"<br><small>estimate {_estimate(c)}</small>" if c.estimate is not None else ""
+            )
+            rows.append(
+                f"<tr>{claim}<td>{html.escape(c.statement)}<br><small>control: "
+                f"{html.escape(c.control)}</small></td><td>{html.escape(c.paper)}</td>"
+                f"<td>{html.escape(c.measured)}{estimate}</td>"
+                f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
+            )
+    if chapter_column:
+        columns = {
+            "chapter": 7,
+            "claim": 10,
+            "statement": 17,
+            "paper": 14,
+            "control": 12,
+            "measured here": 15,
+            "estimate": 6,
+            "95% interval": 8,
+            "n": 4,
+            "rule": 10,
+            "outcome": 9,
+        }
+    else:
+        columns = {
+            "claim": 14,
+            "statement and control": 25,
+            "paper": 18,
+            "measured here": 20,
+            "rule": 11,
+            "outcome": 12,
+        }
+    return _table(columns, rows)
 
 
 def format_value(value: Any) -> str:
@@ -512,10 +548,13 @@ def tally(counted: Mapping[str, int]) -> str:
     gaps = counted["gaps before"] + counted["gaps after"]
     text = (
         f"{counted['holds']} of {counted['paper claims']} paper claims hold, "
-        f"{counted['contradicted']} contradicted, {counted['inconclusive']} inconclusive; "
-        f"{gaps} of the misses are known gaps ({counted['gaps before']} declared before "
-        f"the run, {counted['gaps after']} after)"
+        f"{counted['contradicted']} contradicted, {counted['inconclusive']} inconclusive"
     )
+    if gaps:
+        text += (
+            f"; {gaps} known gap{'s' * (gaps != 1)} ({counted['gaps before']} declared "
+            f"before the run, {counted['gaps after']} after)"
+        )
     if counted["setup claims"]:
         text += f"; {counted['setup holds']} of {counted['setup claims']} setup claims hold"
     failed = counted["failed"] + counted["setup failed"]
