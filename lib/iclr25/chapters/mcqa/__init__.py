@@ -177,6 +177,23 @@ READABLE = 0.9
 LAST_LAYERS = 2
 """SmolLM2's output, for the no-separation claim: its last two layers."""
 
+ONE_LAYER_GAP = Gap(
+    "The three claims need a layer whose attention alone carries at least half of "
+    "the effect of the swap. In Olmo-7B, pretrained on trillions of tokens with "
+    "weight decay, a few of 32 layers do. Our tiny model trains without weight "
+    "decay (asked for the logit-difference study) and stops a few hundred steps "
+    "after it solves the task; we think nothing then pushes it to concentrate the "
+    "mechanism, so heads in several layers each carry part of the selection and "
+    "patching one layer moves only its part. Our earlier design (always three "
+    "shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, a fixed "
+    "2,000 steps) had one selecting layer at seed 0; which of these differences "
+    "matters we have not separated. What would show it: these claims over a sweep "
+    "of seeds, for a model trained with weight decay and far past its criterion "
+    "(a GPU run), or a pretrained model that succeeds at the format.",
+    after_run=True,
+)
+"""The gap the three claims that need one selecting layer share."""
+
 CLAIMS: dict[str, ClaimSpec] = {
     # SmolLM2 has the answer (cloze) but fails the format (chance is 0.25) in the
     # official template; the bare template is reported beside it.
@@ -266,21 +283,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         },
         control="the unpatched base prompt (effect 0) against the source prompt (1)",
         rests_on=("tiny-learned",),
-        gap=Gap(
-            "The three claims need a layer whose attention alone carries at least half of "
-            "the effect of the swap. In Olmo-7B, pretrained on trillions of tokens with "
-            "weight decay, a few of 32 layers do. Our tiny model trains without weight "
-            "decay (asked for the logit-difference study) and stops a few hundred steps "
-            "after it solves the task; we think nothing then pushes it to concentrate the "
-            "mechanism, so heads in several layers each carry part of the selection and "
-            "patching one layer moves only its part. Our earlier design (always three "
-            "shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, a fixed "
-            "2,000 steps) had one selecting layer at seed 0; which of these differences "
-            "matters we have not separated. What would show it: these claims over a sweep "
-            "of seeds, for a model trained with weight decay and far past its criterion "
-            "(a GPU run), or a pretrained model that succeeds at the format.",
-            after_run=True,
-        ),
+        gap=ONE_LAYER_GAP,
     ),
     # Some layer selects, and none of those that do is the first or the last.
     "tiny-middle-layers": ClaimSpec(
@@ -290,21 +293,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule={"selecting layers": Bound(ge=1), "of them first or last": Bound(le=0)},
         control="the unpatched base prompt (effect 0) against the source prompt (1)",
         rests_on=("tiny-learned",),
-        gap=Gap(
-            "The three claims need a layer whose attention alone carries at least half of "
-            "the effect of the swap. In Olmo-7B, pretrained on trillions of tokens with "
-            "weight decay, a few of 32 layers do. Our tiny model trains without weight "
-            "decay (asked for the logit-difference study) and stops a few hundred steps "
-            "after it solves the task; we think nothing then pushes it to concentrate the "
-            "mechanism, so heads in several layers each carry part of the selection and "
-            "patching one layer moves only its part. Our earlier design (always three "
-            "shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, a fixed "
-            "2,000 steps) had one selecting layer at seed 0; which of these differences "
-            "matters we have not separated. What would show it: these claims over a sweep "
-            "of seeds, for a model trained with weight decay and far past its criterion "
-            "(a GPU run), or a pretrained model that succeeds at the format.",
-            after_run=True,
-        ),
+        gap=ONE_LAYER_GAP,
     ),
     # The top two heads, chosen on one half of the pairs, carry at least half of all heads'
     # effect on the other half.
@@ -328,21 +317,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         },
         control="the first selecting layer, from patching (no control run)",
         rests_on=("tiny-learned",),
-        gap=Gap(
-            "The three claims need a layer whose attention alone carries at least half of "
-            "the effect of the swap. In Olmo-7B, pretrained on trillions of tokens with "
-            "weight decay, a few of 32 layers do. Our tiny model trains without weight "
-            "decay (asked for the logit-difference study) and stops a few hundred steps "
-            "after it solves the task; we think nothing then pushes it to concentrate the "
-            "mechanism, so heads in several layers each carry part of the selection and "
-            "patching one layer moves only its part. Our earlier design (always three "
-            "shots, Q/Z/R/X in one training prompt in five, weight decay 0.01, a fixed "
-            "2,000 steps) had one selecting layer at seed 0; which of these differences "
-            "matters we have not separated. What would show it: these claims over a sweep "
-            "of seeds, for a model trained with weight decay and far past its criterion "
-            "(a GPU run), or a pretrained model that succeeds at the format.",
-            after_run=True,
-        ),
+        gap=ONE_LAYER_GAP,
     ),
     # A rising trend of the logit difference over the log-spaced checkpoints from the
     # solving step on: Kendall's tau against the step, one-sided p-value (NaN fails).
