@@ -20,7 +20,7 @@ document.addEventListener("DOMContentLoaded", () => {
   if (filter) filter.addEventListener("input", () => {
     const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
     rows.forEach(r => {
-      const text = r.textContent.toLowerCase();
+      const text = [...r.cells].map(c => c.textContent).join(" ").toLowerCase();
       r.hidden = !words.every(w => text.includes(w));
     });
   });
