@@ -147,7 +147,9 @@ def test_build_times_table_gives_each_chapters_time_budget_and_models():
     }
     html = scoreboard.build_times_html(record)
     assert "4 chapters executed 2 at a time, 1 thread each, in 100 s" in html
-    assert "<tr><td>sro</td><td>36 s</td><td>35 s</td><td>120 s</td><td>none cached</td>" in html
-    assert "<td>300 s</td><td>all 2 from the cache</td>" in html
+    assert "<tr><td>sro</td><td>36 s</td><td>35 s</td><td>120 s</td><td>10% of 360 s</td>" in html
+    assert "<td>300 s</td><td>17% of 900 s</td><td>all 2 from the cache</td>" in html
     assert "<td>600 s (timed out)</td><td>n/a</td>" in html
+    record["chapters"][0]["cpu_s"] = 200  # over half of sro's 360 s
+    assert "56% of 360 s <strong>(over half)</strong>" in scoreboard.build_times_html(record)
     assert "<td>1 trained</td>" in html

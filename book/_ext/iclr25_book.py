@@ -106,7 +106,7 @@ def _execute(app: Sphinx) -> None:
         jobs, threads = build.jobs_and_threads()
     except ValueError as err:
         raise ExtensionError(f"iclr25: {err}") from None
-    chapters = [(c.slug, c.notebook, toc.chapter_timeout(c)) for c in toc.built()]
+    chapters = [(c.slug, c.notebook, toc.chapter_cpu_limit(c)) for c in toc.built()]
     logger.info(
         f"iclr25: executing {len(chapters)} chapters, {jobs} at a time, "
         f"{threads} thread{'s' if threads > 1 else ''} each"

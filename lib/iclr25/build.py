@@ -11,8 +11,8 @@ earlier build: the cache is emptied first, so every number on the site is comput
 by this build (the trained models in :func:`iclr25.core.cached` do carry over).
 
 Why not jupyter-cache's own parallel executor: it takes no per-process environment
-(the thread limits), no time limit for a whole notebook, and keeps no record of
-where each chapter's time went. A chapter runs under nbclient, as myst-nb runs one.
+(the thread limits), no limit on a whole notebook's CPU time, and keeps no record
+of where each chapter's time went. A chapter runs under nbclient, as myst-nb runs one.
 
 The build writes its record as it goes (``_build/iclr25-build.json``): each
 chapter's state, wall and CPU seconds, and the model-cache artefacts it loaded or
@@ -33,6 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from iclr25.toc import WALL_BACKSTOP
+
 JOBS = "ICLR25_JOBS"
 """Environment variable: how many chapters run at a time (default: one per core)."""
 
@@ -49,7 +51,8 @@ class Run:
     """One chapter's execution in a build."""
 
     slug: str
-    timeout_s: int
+    cpu_limit_s: int
+    """CPU seconds it may use; :data:`iclr25.toc.WALL_BACKSTOP` times as many of wall time."""
     state: str = "waiting"  # waiting, running, done, failed, timed out, stopped
     wall_s: float | None = None
     cpu_s: float | None = None
@@ -90,18 +93,20 @@ def execute_chapters(
     cell_timeout: int,
     log: Callable[[str], None] = print,
 ) -> list[Run]:
-    """Execute ``(slug, notebook, timeout_s)`` chapters, ``jobs`` at a time, into the
+    """Execute ``(slug, notebook, cpu_limit_s)`` chapters, ``jobs`` at a time, into the
     jupyter-cache at ``cache_path`` and ``executed_dir/<slug>.ipynb``. The first that
-    fails or runs past its ``timeout_s`` stops the build: :class:`BuildError` names it,
+    fails, uses more CPU seconds than its ``cpu_limit_s`` (its process tree, kernel
+    included) or runs past the wall-clock backstop (``WALL_BACKSTOP`` times the CPU
+    limit) stops the build: :class:`BuildError` names it and the limit it crossed,
     with the times of the chapters that finished, and those stopped or not yet run."""
     from jupyter_cache import get_cache
 
     cache = get_cache(str(cache_path))
     cache.clear_cache()
     cache = get_cache(str(cache_path))
-    runs = {slug: Run(slug, timeout) for slug, _, timeout in chapters}
+    runs = {slug: Run(slug, limit) for slug, _, limit in chapters}
     sources = {slug: source for slug, source, _ in chapters}
-    waiting = sorted(runs, key=lambda s: -runs[s].timeout_s)  # longest first
+    waiting = sorted(runs, key=lambda s: -runs[s].cpu_limit_s)  # longest first
     running: dict[str, tuple[subprocess.Popen, float, Path]] = {}
     work = Path(tempfile.mkdtemp(prefix="iclr25-build-"))
     start = time.monotonic()
@@ -141,12 +146,19 @@ def execute_chapters(
             for slug, (process, began, folder) in list(running.items()):
                 run = runs[slug]
                 if process.poll() is None:
-                    if time.monotonic() - began > run.timeout_s:
-                        _stop(process)
-                        run.state, run.wall_s = "timed out", time.monotonic() - began
-                        run.error = f"stopped after its limit of {run.timeout_s} s"
+                    wall, cpu = time.monotonic() - began, tree_cpu_s(process.pid)
+                    backstop = WALL_BACKSTOP * run.cpu_limit_s
+                    if cpu > run.cpu_limit_s:
+                        crossed = f"past its CPU limit of {run.cpu_limit_s} s"
+                    elif wall > backstop:
+                        crossed = f"by the wall-clock backstop of {backstop} s (a hung kernel?)"
                     else:
                         continue
+                    _stop(process)
+                    run.state, run.wall_s, run.cpu_s = "timed out", wall, cpu
+                    run.error = (
+                        f"stopped {crossed}, at {cpu:.0f} s of CPU and {wall:.0f} s of wall time"
+                    )
                 else:
                     _finish(run, folder, process.returncode, sources[slug], cache)
                     if run.state == "done":
@@ -178,6 +190,26 @@ def execute_chapters(
             + f" ({'; '.join(others)})"
         )
     return list(runs.values())
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user and system) of process ``pid``, its live descendants and the
+    children they have reaped: a chapter's process with its kernel."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for process in tree:
+        try:
+            t = process.cpu_times()
+        except psutil.NoSuchProcess:  # ended between the listing and now
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
 
 
 def _stop(process: subprocess.Popen) -> None:

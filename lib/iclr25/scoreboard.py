@@ -119,25 +119,42 @@ def _models(cache: Mapping[str, int]) -> str:
     return f"{built} trained" + (f", {hit} from the cache" if hit else "")
 
 
+MARGIN_FLAG = 0.5
+"""A chapter whose CPU time is over this share of its CPU limit is flagged in the build
+table: the margin that load or more seeds would eat is seen before it is lost."""
+
+
 def build_times_html(record: Mapping[str, object]) -> str:
     """Each chapter's execution in the build that :mod:`iclr25.build` recorded: wall and
-    CPU seconds against its budget, and whether its models came from the cache."""
-    budgets = {c.slug: c.budget_s for c in toc.ALL}
+    CPU seconds against its budget, the share of its CPU limit it used (flagged over
+    :data:`MARGIN_FLAG`), and whether its models came from the cache."""
+    chapters = {c.slug: c for c in toc.ALL}
     rows = []
     for run in record["chapters"]:
+        chapter = chapters.get(run["slug"])
         wall = f"{run['wall_s']:.0f} s" if run["wall_s"] is not None else "n/a"
         cpu = f"{run['cpu_s']:.0f} s" if run["cpu_s"] is not None else "n/a"
         state = "" if run["state"] == "done" else f" ({run['state']})"
+        budget = f"{chapter.budget_s} s" if chapter else "?"
+        share = ""
+        if chapter and run["cpu_s"] is not None:
+            used = run["cpu_s"] / toc.chapter_cpu_limit(chapter)
+            share = f"{used:.0%} of {toc.chapter_cpu_limit(chapter)} s" + (
+                " <strong>(over half)</strong>" if used > MARGIN_FLAG else ""
+            )
         rows.append(
             f"<tr><td>{run['slug']}</td><td>{wall}{state}</td><td>{cpu}</td>"
-            f"<td>{budgets.get(run['slug'], '?')} s</td><td>{_models(run['cache'])}</td></tr>"
+            f"<td>{budget}</td><td>{share}</td><td>{_models(run['cache'])}</td></tr>"
         )
-    heads = "".join(f"<th>{h}</th>" for h in ("chapter", "wall", "CPU", "budget", "models"))
+    heads = "".join(
+        f"<th>{h}</th>" for h in ("chapter", "wall", "CPU", "budget", "CPU limit used", "models")
+    )
     threads = record["threads"]
     return (
         f"<p>{_chapters(len(rows))} executed {record['jobs']} at a time, "
         f"{threads} thread{'s' * (threads != 1)} each, in {record['wall_s']:.0f} s "
-        "of wall time.</p>"
+        "of wall time. A chapter is stopped once its process and kernel have used their "
+        f"CPU limit, or after {toc.WALL_BACKSTOP} times that in wall time.</p>"
         f"<table class='iclr25-summary iclr25-build-times'><thead><tr>{heads}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )

@@ -27,7 +27,7 @@ NOTEBOOKS = ROOT / "notebooks"
 BUDGET_S = 120
 """Seconds a chapter may take with its book defaults once its trained models are in
 the cache, on the one core it gets when the book runs two chapters at a time on two
-cores. With a cold cache it also trains them, within :func:`chapter_timeout`."""
+cores. With a cold cache it also trains them, within :func:`chapter_cpu_limit`."""
 LM_BUDGET_S = 300
 """The budget of a chapter that runs the real language model."""
 
@@ -91,10 +91,17 @@ TEMPLATE = Chapter("_template", "Template: a chapter's anatomy", "Template")
 a chapter. Runnable through :func:`get`, listed nowhere."""
 
 
-def chapter_timeout(chapter: Chapter) -> int:
-    """Seconds before a chapter's execution is stopped: three times its budget, for the
-    training a cold cache adds and a core shared with other work, plus its one-off."""
+def chapter_cpu_limit(chapter: Chapter) -> int:
+    """CPU seconds (its process, its kernel and their children) before a chapter's
+    execution is stopped: three times its budget, for the training a cold cache adds,
+    plus its one-off. CPU time, not wall time: a machine busy with other work slows
+    the wall clock, not the work a chapter does."""
     return 3 * chapter.budget_s + chapter.one_off_s
+
+
+WALL_BACKSTOP = 4
+"""A chapter is also stopped after this many times its CPU limit in wall-clock
+seconds: a backstop against a kernel that hangs without using the CPU."""
 
 
 RENDER_S = 120
