@@ -179,7 +179,7 @@ print(f"held-out cues read as cues: {sep['cues']:.3f}; held-out decoys read "
 # (trained on the softmax-weighted sum, selects the largest weight) and
 # **random** selection (a predictor trained on, and tested with, a random
 # sentence). A bag-of-words logistic regression on whole emails is the
-# issue's accuracy reference (a "ceiling" on real mail; here it need not be
+# accuracy reference (a "ceiling" on real mail; here it need not be
 # one: it weighs every sentence, decoys' cue words included, while the
 # selectors read the one sentence that decides).
 #
@@ -350,8 +350,8 @@ pd.DataFrame({label: agreement(name)
 # %% [markdown]
 # ## The prior's weight
 #
-# The issue's pilot, on an easier corpus, saw the selector collapse at the
-# paper's $\lambda = 0.1$. The sweep $\lambda \in \{0, 10^{-3}, 10^{-2},
+# A prior that weighs too much collapses the selector to no sentence at
+# all, and at the paper's $\lambda = 0.1$ it can. The sweep $\lambda \in \{0, 10^{-3}, 10^{-2},
 # 10^{-1}\}$ shows the three metrics as the prior's weight grows; the slider
 # picks $\lambda$ (the grey bars are $\lambda = 0$).
 
@@ -410,8 +410,8 @@ core.claim(
 #
 # Step (1) trains the encoder and predictor on random sentence subsets. The
 # ablation trains AI2TALE with step (2) alone at $\lambda$ = `lam_ablation`
-# (the sweep's smallest $\lambda > 0$; the pilot's selector collapsed at the
-# larger ones, where both variants would read nothing). The bound: dropping
+# (the sweep's smallest $\lambda > 0$; at the larger ones the selector can
+# collapse, and both variants would read nothing). The bound: dropping
 # step (1) costs at least one point of Label-Accuracy.
 
 # %%
@@ -466,35 +466,21 @@ core.explore(email_view, list(range(10)), "test email", live=box,
 #
 # Each claim is of kind `paper` (the paper makes it) or `setup` (whether the
 # paper's measure can be trusted on our data; the headline rests on it). The
-# bounds, in the module's CLAIMS registry, are the issue's, fixed before any
-# run; the gaps expected at our scale were declared there, with their
-# diagnoses, before the book-mode run, from the issue's pilot and the
-# mechanism.
+# bounds, in the chapter's CLAIMS registry, were fixed before the run, and so
+# were the gaps expected at our scale, each with its diagnosis.
 #
-# The chapter's first book-mode run used torch's default initialisers. They
-# make the encoder's features about 30 times larger than the official Keras
-# model's, so the prior, which weighs their square, was about a thousand
-# times stronger: the selector collapsed at every $\lambda > 0$, and
-# `random_mask_step` compared two collapsed models (a miss that had not been
-# declared). The model now starts from Keras' initialisers (`keras_init`),
-# and the declaration for `beats_baselines`, whose diagnosis was that
-# collapse, was withdrawn before the second run.
-#
-# The second book run trained as intended, found the cues, and still missed
-# `beats_baselines` and `random_mask_step`: the models called most benign
-# test emails phishing. The corpus was at fault, not the method. Its
-# test templates (one in three everyday sentences, greetings and sign-offs)
-# were largely made of words absent from training, which all map to one
-# "unknown" embedding that training never updated; the neural predictors
-# read those sentences as phishing, and the selectors sometimes picked them
-# over a cue. Its decoys also asked the reader to confirm or verify, which is
-# what cues do. The corpus was redesigned (see "The emails"; the unit tests
-# check that test templates use training words only and that one sentence
-# separates held-out cues from decoys), and the gaps of this run were
-# declared for the redesigned corpus before its first book run: where one
-# sentence decides the label, every selector that finds the cue reaches the
-# same ceiling, which leaves AI2TALE no systematic margin over L2X and
-# attention and step (1) and the prior nothing to add.
+# Two choices of the design matter for reading them. The model starts from
+# Keras' initialisers (`keras_init`), as the official model does: torch's
+# defaults make the encoder's features about 30 times larger, so the prior,
+# which weighs their square, would be about a thousand times stronger and
+# collapse the selector at every $\lambda > 0$. And the test templates use
+# training words only, with one sentence that separates held-out cues from
+# decoys (both checked by the unit tests): a word absent from training maps
+# to one "unknown" embedding that training never updates, which the neural
+# predictors would read as phishing. Where one sentence decides the label,
+# every selector that finds the cue reaches the same ceiling, which leaves
+# AI2TALE no systematic margin over L2X and attention, and step (1) and the
+# prior nothing to add.
 
 # %%
 core.claims_table();
@@ -531,7 +517,7 @@ core.claims_table();
 #
 # ## Going further
 #
-# Three seeds (the full run of the issue), and a scale closer to the paper's
+# Three seeds, and a scale closer to the paper's
 # (a GPU helps little: the models are small):
 #
 # ```bash

@@ -281,9 +281,7 @@ print("A prompt with I+II:\n" + debias.smol_prompt(smol_cases[0], "I+II"))
 
 # %% [markdown]
 # The bound: SmolLM2's default gap at least 0.10, on `n_smol` Type I cases
-# (standard error about 0.035 at 800). We declared it a known gap before the
-# chapter's first run, expecting no gap from a model that rarely resolves the
-# pronoun; it held, and the declaration was withdrawn. Where SmolLM2 does not
+# (standard error about 0.035 at 800). Where SmolLM2 does not
 # resolve the pronoun from the fact, a gap here is a lean on gender, not a
 # stereotype overriding a fact it knows.
 
@@ -356,16 +354,11 @@ core.explore(show, list(debias.STRATEGIES), "strategy",
 # %% [markdown]
 # ## Claims
 #
-# This chapter's history, so that the table can be read honestly. Its first
-# book run measured the planted bias on Type I sentences: the tiny model had
-# learnt every fact there, `selection-makes-bias` failed at a gap of zero and
-# `accuracy-kept` failed. We then moved the bias measurement to ambiguous
-# sentences (see *What differs from the paper*), after trying that
-# measurement on the first run's models, which showed a bias there; so the
-# redesign was chosen knowing roughly what it would show. `accuracy-kept`
-# was declared a known gap after the first run. `combined-best`, declared a
-# gap before the first run of the redesign, held in it; the declaration was
-# withdrawn and the chapter run again with the same values.
+# The tiny model learns every Type I fact outright, so the planted bias is
+# measured on ambiguous sentences (see *What differs from the paper*). That
+# measurement was chosen after it showed a bias on trial models: read
+# `selection-makes-bias` with that in mind. The registry marks
+# `accuracy-kept` as a gap declared after a run had missed it.
 
 # %%
 core.claims_table();
@@ -378,8 +371,8 @@ core.claims_table();
 #   therefore know, and SmolLM2-135M, which rarely resolves the pronoun from the
 #   fact (its accuracy is printed above). SmolLM2 is scored on Type I cases, not
 #   on the tiny model's ambiguous ones: its gap is a lean on gender where a fact
-#   decides. Each strategy is scored on `n_smol_strategy` = 100 of its cases (the
-#   issue's plan: 200) to keep the chapter near its five minutes. An endpoint
+#   decides. Each strategy is scored on `n_smol_strategy` = 100 of its cases
+#   (200 would be closer to the paper) to keep the chapter near its five minutes. An endpoint
 #   can be plugged in through `llm.backend`, never by the book itself.
 # * **Data.** WinoBias and BBQ are replaced by sentences of the same shape (Type I:
 #   a fact decides the referent; 20% ambiguous) generated from an explicit causal

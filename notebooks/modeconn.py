@@ -125,9 +125,8 @@ torch.set_num_threads(1)
 #
 # The paper uses ImageNet images (GoogLeNet, ResNet-18, ViT) and an untrained
 # ResNet-18 on CIFAR-10 inputs. Here `iclr25.vision` draws 16x16 images offline and
-# a small classifier is trained in seconds and cached. A pilot for this chapter found
-# that an MLP on the noisy digits (98% accurate) has no barriers at all (median
-# barrier 0.007): its classes are wide, easy regions. The book therefore uses the
+# a small classifier is trained in seconds and cached. An MLP on the noisy digits
+# (98% accurate) has no barriers at all (median barrier 0.007): its classes are wide, easy regions. The book therefore uses the
 # harder set, *shapes* (six shapes rotated, scaled and moved, with pixel noise and a
 # distractor stroke), with a small CNN. Pixels lie in $[0, 1]$, not in normalised
 # ImageNet units, where one unit is about a quarter of the pixel range: the
@@ -480,10 +479,9 @@ core.explore(path_figure, shown, "pair and rounds", live=live);
 # %% [markdown]
 # ## Claims
 #
-# The bounds, in the module's CLAIMS registry (`modeconn.CLAIMS`), are issue
-# #26's, fixed before any run; the one claim expected to miss at our scale
-# (`adversarial_higher`) was declared in the module's CLAIMS registry with its
-# diagnosis before the book-mode run.
+# The bounds, in the chapter's CLAIMS registry (`modeconn.CLAIMS`), were fixed
+# before any run; the one claim expected to miss at our scale
+# (`adversarial_higher`) is declared there with its diagnosis.
 
 # %%
 core.claims_table()

