@@ -44,7 +44,7 @@ trains the predictor on relaxed masks over all sentences and tests it on the one
 selected; the corpus lets that sentence carry the label.
 Baselines: L2X (a concrete top-k selector, no random-mask step, no prior), attention
 pooling (select by weight), random selection, and a bag-of-words logistic regression on
-whole emails (scikit-learn) as the issue's accuracy reference.
+whole emails (scikit-learn) as the accuracy reference.
 
 Files: ``measures.py`` holds the keyword lists and the measures (CTP, Cue-Hit, the label
 metrics); ``corpus.py`` the generated corpus and its encoding as token tensors;
@@ -167,7 +167,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "(one_sentence_separability, a unit test run before any model was trained). Every "
             "selector that learns to find a cue then feeds its predictor the sentence that "
             "decides the label, and all of them reach the same ceiling, as L2X and attention did "
-            "in the issue's pilot on an easy corpus (Label-Accuracy 1.0). What is left between "
+            "in a pilot on an easy corpus (Label-Accuracy 1.0). What is left between "
             "them is which of two cues they keep where an email has two (CTP), a matter of "
             "test-set noise rather than a systematic point. The paper's margins come from real "
             "emails of up to 100 sentences, where cues are graded, several sentences carry part "
@@ -187,7 +187,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "With k = 1 and a hard top-1 at inference, only the order of the p_i decides the "
             "selection, and the prior is a pressure towards small p where features are large: "
             "the sparsity it buys is what the top-1 already enforces. Of the sweep's lambdas > 0, "
-            "the issue's pilot saw the selector collapse at 0.01 and 0.1 (Cue-Hit 0), leaving "
+            "a pilot saw the selector collapse at 0.01 and 0.1 (Cue-Hit 0), leaving "
             "1e-3, whose pressure is a thousandth of the CE's scale; the pilot's lambda <= 1e-3 "
             "models reached the corpus's ceiling, as did lambda = 0. A 2-point gain needs the "
             "prior to change which sentence ranks first in more than 2% of phishing emails. "

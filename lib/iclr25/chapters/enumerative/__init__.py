@@ -141,7 +141,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="ReLU, trained on the same data with the same seeds",
         gap=Gap(
             f"{_SCALE}: the four activations then reach OOD R^2 within about a hundredth of "
-            "each other (ReLU ahead of DRA in the one-seed pilot of the previous build), a "
+            "each other (ReLU ahead of DRA in a one-seed pilot), a "
             "spread that three seeds do not resolve, and DRA's four scalars, drawn from "
             "N(0, 1) and barely trained in 20 epochs, add periodic terms whose oscillation "
             "the extrapolation carries; they were built for the paper's factorial growth "

@@ -171,7 +171,7 @@ CLAIMS: dict[str, ClaimSpec] = {
     "ce-accurate": ClaimSpec(
         "The hierarchical CE estimate from S responses tracks the model's own concept effects",
         kind="setup",
-        paper="not reported for the LLMs; the issue's pilot on simulated responses: r = 0.87",
+        paper="not reported for the LLMs (a check of our estimate on our model)",
         rule=Bound(ge=0.8),
         control="the tiny model's own CE (ce_samples explanations a prompt, answers cloze-scored)",
     ),
@@ -209,7 +209,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "(plants-policy holds), missed the size of the drop, not its sign. Hiding the "
             "identity lowers mu only in questions where CE ranks the identity above the "
             "other concepts, and here CE is estimated from S = 20 responses per question "
-            "and counterfactual (the issue's budget; the official notebook uses 50). With "
+            "and counterfactual (the official notebook uses 50). With "
             "20 draws of a three-way answer, a change of a few answers moves a concept's "
             "estimated KL by as much as the identity's moderate planted effect, so the "
             "estimate ranks the identity first in fewer questions than the exact CE does, "

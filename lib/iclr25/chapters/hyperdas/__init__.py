@@ -211,7 +211,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "soft mix that at the start averages every source token with the null option: "
             "any weight off the null then injects mostly wrong tokens and raises the loss of "
             "both cause and isolation examples, so the null option is an absorbing state (all "
-            "weight on it, and the subspace and the bids get no gradient). The issue's trials "
+            "weight on it, and the subspace and the bids get no gradient). Our trials "
             "fell to it within 100 steps every time. The paper escapes with a pretrained 8B "
             "hypernetwork that already reads the instruction and ~5 epochs over tens of "
             "thousands of examples; our hypernetwork copies two layers of a 64-wide model "

@@ -169,7 +169,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="within-class pairs of real test images from the same A (the 2 most "
         "mismatched pairs per class dropped from both sets)",
         gap=Gap(
-            "The pilot for issue 26 (shapes, small CNN at 84% accuracy) found within-class "
+            "A pilot (shapes, small CNN at 84% accuracy) found within-class "
             "barriers higher than real-to-adversarial ones (median gap 0.69 against 0.21, "
             "AUC 0.41), the reverse of the paper. Our real images are 16x16 with pixel noise "
             "and a distractor stroke, and the model is unsure of many correct ones, so two "
