@@ -4,11 +4,8 @@ pages work in a browser with no network (figures drawn, no JavaScript error)."""
 import functools
 import http.server
 import json
-import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -29,37 +26,34 @@ CHROMIUM = shutil.which("chromium")
 
 
 @pytest.fixture(scope="session")
-def book() -> Path:
+def book(tmp_path_factory) -> Path:
     """Build the whole book, executing every chapter with its book defaults, within the
-    time its chapters' budgets allow (``toc.book_timeout``)."""
+    CPU time its chapters' limits allow (``toc.book_cpu_limit``), with a wall-clock
+    backstop against a hang (``toc.book_wall_backstop``): the chapters' own rule."""
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     jobs, _ = build.jobs_and_threads()
-    limit = toc.book_timeout(jobs)
-    process = subprocess.Popen(
+    log = tmp_path_factory.mktemp("book") / "jupyter-book.log"
+    returncode, stopped = build.run_within(
         [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
+        cpu_limit_s=toc.book_cpu_limit(),
+        wall_limit_s=toc.book_wall_backstop(jobs),
         cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
+        output=log,
     )
-    try:
-        output, _ = process.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+    if stopped:
         record = json.loads((BUILD / "iclr25-build.json").read_text())
         states = ", ".join(
             f"{r['slug']} {r['state']}" + (f" {r['wall_s']:.0f} s" if r["wall_s"] else "")
             for r in record["chapters"]
         )
-        pytest.fail(f"the book took more than its {limit} s: {states}")
+        pytest.fail(f"the book build was {stopped}: {states}")
+    output = log.read_text()
     problems = [
         line
         for line in output.splitlines()
         if "WARNING" in line or "ERROR" in line or "Error" in line
     ]
-    assert process.returncode == 0, "\n".join(problems[-30:]) or output[-4000:]
+    assert returncode == 0, "\n".join(problems[-30:]) or output[-4000:]
     assert "Executing notebook" not in output, "myst-nb executed a chapter itself"
     return HTML
 

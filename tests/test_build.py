@@ -1,6 +1,7 @@
 """The book's parallel execution step (iclr25.build) and the time budgets behind it."""
 
 import json
+import sys
 import time
 
 import jupytext
@@ -58,7 +59,9 @@ def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeyp
     assert kept.cells[1].outputs[0]["text"] == printed[0]
     record = json.loads((tmp_path / "record.json").read_text())
     assert {c["slug"]: c["state"] for c in record["chapters"]} == {"one": "done", "two": "done"}
-    assert runs[0].cpu_s > 0 and runs[0].cache["hit"] + runs[0].cache["built"] == 1
+    assert runs[0].cpu_s > 0 and runs[0].cache == {"hit": 0, "built": 1}
+    assert list(runs[0].built) == ["toy"] and runs[0].built["toy"]["count"] == 1
+    assert runs[0].built["toy"]["cpu_s"] >= 0 and runs[1].built == {}
 
 
 def test_a_chapter_that_raises_fails_the_build_with_its_name(tmp_path):
@@ -131,11 +134,30 @@ def test_jobs_and_threads_share_the_cores(monkeypatch):
 
 def test_limits_come_from_the_budgets():
     chapters = toc.built()
-    budgets = [c.budget_s + c.one_off_s for c in chapters]
-    for jobs in (1, 2, 4):
-        bound = sum(budgets) / jobs + max(budgets)  # list scheduling finishes within it
-        assert toc.book_timeout(jobs) == round(1.5 * (bound + toc.RENDER_S))
     assert all(toc.chapter_cpu_limit(c) == 3 * c.budget_s + c.one_off_s for c in chapters)
+    limits = [toc.chapter_cpu_limit(c) for c in chapters]
+    assert toc.book_cpu_limit() == sum(limits) + toc.RENDER_S
+    for jobs in (1, 2, 4):
+        bound = sum(limits) / jobs + max(limits)  # list scheduling finishes within it
+        assert toc.book_wall_backstop(jobs) == round(4 * (bound + toc.RENDER_S))
     assert build.WALL_BACKSTOP == toc.WALL_BACKSTOP == 4
     assert toc.get("fine").one_off_s > 0 and toc.get("sro").one_off_s == 0
     assert toc.get("mcqa").budget_s == toc.LM_BUDGET_S and toc.get("sro").budget_s == toc.BUDGET_S
+
+
+def test_the_book_build_runs_under_the_chapters_rule(tmp_path):
+    """``run_within``, which holds ``jupyter-book build`` in the book's test, stops a
+    process tree that spins past its CPU limit (a child's CPU counts), and one that
+    hangs past its wall backstop, naming the limit; a sleeper under both finishes."""
+    spin = "import subprocess, sys; subprocess.run([sys.executable, '-c', 'while True: pass'])"
+    log = tmp_path / "out"
+    code, why = build.run_within(
+        [sys.executable, "-c", spin], cpu_limit_s=2, wall_limit_s=60, cwd=tmp_path, output=log
+    )
+    assert code is None and why.startswith("stopped past its CPU limit of 2 s, at ")
+    hang = [sys.executable, "-c", "import time; time.sleep(60)"]
+    code, why = build.run_within(hang, cpu_limit_s=30, wall_limit_s=3, cwd=tmp_path, output=log)
+    assert code is None and "by the wall-clock backstop of 3 s (a hung kernel?)" in why
+    sleeper = [sys.executable, "-c", "import time; time.sleep(3); print('done')"]
+    code, why = build.run_within(sleeper, cpu_limit_s=1, wall_limit_s=30, cwd=tmp_path, output=log)
+    assert (code, why) == (0, None) and log.read_text() == "done\n"

@@ -133,7 +133,7 @@ def test_a_fixture_chapter_with_an_undeclared_miss_fails_the_book_check(tmp_path
     assert book_problems(claims, {}) == ["fine/local: FAILED (measured ours; rule ≥ 1)"]
 
 
-def test_build_times_table_gives_each_chapters_time_budget_and_models():
+def test_build_times_table_gives_each_chapters_time_budget_and_artefacts():
     record = {
         "jobs": 2,
         "threads": 1,
@@ -142,7 +142,17 @@ def test_build_times_table_gives_each_chapters_time_budget_and_models():
             {"slug": "sro", "state": "done", "wall_s": 36.2, "cpu_s": 35.0, "cache": {}},
             {"slug": "mcqa", "state": "done", "wall_s": 150, "cpu_s": 149, "cache": {"hit": 2}},
             {"slug": "fine", "state": "timed out", "wall_s": 600, "cpu_s": None, "cache": {}},
-            {"slug": "sst", "state": "done", "wall_s": 9, "cpu_s": 9, "cache": {"built": 1}},
+            {
+                "slug": "sst",
+                "state": "done",
+                "wall_s": 9,
+                "cpu_s": 9,
+                "cache": {"built": 3, "hit": 1},
+                "built": {
+                    "sst-model": {"count": 2, "cpu_s": 6.2},
+                    "sst-data": {"count": 1, "cpu_s": 1},
+                },
+            },
         ],
     }
     html = scoreboard.build_times_html(record)
@@ -152,4 +162,4 @@ def test_build_times_table_gives_each_chapters_time_budget_and_models():
     assert "<td>600 s (timed out)</td><td>n/a</td>" in html
     record["chapters"][0]["cpu_s"] = 200  # over half of sro's 360 s
     assert "56% of 360 s <strong>(over half)</strong>" in scoreboard.build_times_html(record)
-    assert "<td>1 trained</td>" in html
+    assert "<td>3 built (sst-model ×2, 6 s; sst-data, 1 s), 1 from the cache</td>" in html

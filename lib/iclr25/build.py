@@ -16,7 +16,8 @@ of where each chapter's time went. A chapter runs under nbclient, as myst-nb run
 
 The build writes its record as it goes (``_build/iclr25-build.json``): each
 chapter's state, wall and CPU seconds, and the model-cache artefacts it loaded or
-built. The Scoreboard page shows it; a failed or timed-out build names the chapter.
+built, with the CPU seconds each build took. The Scoreboard page shows it; a failed
+or timed-out build names the chapter.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class Run:
     wall_s: float | None = None
     cpu_s: float | None = None
     cache: dict[str, int] = field(default_factory=dict)  # {"hit": n, "built": m}
+    built: dict[str, dict[str, float]] = field(default_factory=dict)
+    """The artefacts it built, by name: how many, and the CPU seconds their builds took."""
     error: str | None = None
 
     def summary(self) -> str:
@@ -147,18 +150,13 @@ def execute_chapters(
                 run = runs[slug]
                 if process.poll() is None:
                     wall, cpu = time.monotonic() - began, tree_cpu_s(process.pid)
-                    backstop = WALL_BACKSTOP * run.cpu_limit_s
-                    if cpu > run.cpu_limit_s:
-                        crossed = f"past its CPU limit of {run.cpu_limit_s} s"
-                    elif wall > backstop:
-                        crossed = f"by the wall-clock backstop of {backstop} s (a hung kernel?)"
-                    else:
+                    crossed = limit_crossed(
+                        cpu, wall, run.cpu_limit_s, WALL_BACKSTOP * run.cpu_limit_s
+                    )
+                    if crossed is None:
                         continue
                     _stop(process)
-                    run.state, run.wall_s, run.cpu_s = "timed out", wall, cpu
-                    run.error = (
-                        f"stopped {crossed}, at {cpu:.0f} s of CPU and {wall:.0f} s of wall time"
-                    )
+                    run.state, run.wall_s, run.cpu_s, run.error = "timed out", wall, cpu, crossed
                 else:
                     _finish(run, folder, process.returncode, sources[slug], cache)
                     if run.state == "done":
@@ -190,6 +188,44 @@ def execute_chapters(
             + f" ({'; '.join(others)})"
         )
     return list(runs.values())
+
+
+def limit_crossed(
+    cpu_s: float, wall_s: float, cpu_limit_s: float, wall_limit_s: float
+) -> str | None:
+    """The limit a run has crossed, with both its figures, or None: its CPU limit, or
+    the wall-clock backstop against a hang."""
+    if cpu_s > cpu_limit_s:
+        crossed = f"past its CPU limit of {cpu_limit_s:.0f} s"
+    elif wall_s > wall_limit_s:
+        crossed = f"by the wall-clock backstop of {wall_limit_s:.0f} s (a hung kernel?)"
+    else:
+        return None
+    return f"stopped {crossed}, at {cpu_s:.0f} s of CPU and {wall_s:.0f} s of wall time"
+
+
+def run_within(
+    command: Sequence[str], *, cpu_limit_s: float, wall_limit_s: float, cwd: Path, output: Path
+) -> tuple[int | None, str | None]:
+    """Run ``command`` in a session of its own, its output into the file ``output``,
+    until it exits: ``(returncode, None)``; or until its process tree crosses
+    :func:`limit_crossed`'s limits: then the whole session is killed, ``(None, why)``.
+    The book's test runs ``jupyter-book build`` this way, under the chapters' rule."""
+    with output.open("w") as out:
+        process = subprocess.Popen(
+            command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    began = time.monotonic()
+    while process.poll() is None:
+        time.sleep(1)
+        why = limit_crossed(
+            tree_cpu_s(process.pid), time.monotonic() - began, cpu_limit_s, wall_limit_s
+        )
+        if why is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return None, why
+    return process.returncode, None
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -233,8 +269,13 @@ def _finish(run: Run, folder: Path, returncode: int, source: Path, cache) -> Non
         result = json.loads((folder / "result.json").read_text())
     run.wall_s, run.cpu_s = result.get("wall_s"), result.get("cpu_s")
     if (folder / "cache.log").is_file():
-        events = [line.split()[0] for line in (folder / "cache.log").read_text().splitlines()]
-        run.cache = {event: events.count(event) for event in ("hit", "built")}
+        lines = [line.split() for line in (folder / "cache.log").read_text().splitlines()]
+        run.cache = {event: [w[0] for w in lines].count(event) for event in ("hit", "built")}
+        for event, name, *seconds in lines:
+            if event == "built":
+                entry = run.built.setdefault(name, {"count": 0, "cpu_s": 0.0})
+                entry["count"] += 1
+                entry["cpu_s"] = round(entry["cpu_s"] + float(seconds[0] if seconds else 0), 1)
     if returncode != 0 or result.get("error"):
         stderr = (folder / "stderr").read_text().strip().splitlines()
         run.state = "failed"

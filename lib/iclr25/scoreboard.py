@@ -110,13 +110,25 @@ def page_html(claims: Sequence[Claim]) -> str:
     )
 
 
-def _models(cache: Mapping[str, int]) -> str:
+def _models(run: Mapping[str, object]) -> str:
+    """Where a chapter's artefacts came from: the cache, or built in this build, with
+    the CPU seconds each kind took (``name ×count, seconds``), largest first."""
+    cache = run.get("cache", {})
     hit, built = cache.get("hit", 0), cache.get("built", 0)
     if not hit + built:
         return "none cached"
     if not built:
         return f"all {hit} from the cache"
-    return f"{built} trained" + (f", {hit} from the cache" if hit else "")
+    kinds = sorted(run.get("built", {}).items(), key=lambda kv: -kv[1]["cpu_s"])
+    detail = "; ".join(
+        name + (f" ×{e['count']}" if e["count"] > 1 else "") + f", {e['cpu_s']:.0f} s"
+        for name, e in kinds
+    )
+    return (
+        f"{built} built"
+        + (f" ({detail})" if detail else "")
+        + (f", {hit} from the cache" if hit else "")
+    )
 
 
 MARGIN_FLAG = 0.5
@@ -127,7 +139,8 @@ table: the margin that load or more seeds would eat is seen before it is lost.""
 def build_times_html(record: Mapping[str, object]) -> str:
     """Each chapter's execution in the build that :mod:`iclr25.build` recorded: wall and
     CPU seconds against its budget, the share of its CPU limit it used (flagged over
-    :data:`MARGIN_FLAG`), and whether its models came from the cache."""
+    :data:`MARGIN_FLAG`), and its artefacts: from the cache, or built once, with their
+    CPU time."""
     chapters = {c.slug: c for c in toc.ALL}
     rows = []
     for run in record["chapters"]:
@@ -144,10 +157,10 @@ def build_times_html(record: Mapping[str, object]) -> str:
             )
         rows.append(
             f"<tr><td>{run['slug']}</td><td>{wall}{state}</td><td>{cpu}</td>"
-            f"<td>{budget}</td><td>{share}</td><td>{_models(run['cache'])}</td></tr>"
+            f"<td>{budget}</td><td>{share}</td><td>{_models(run)}</td></tr>"
         )
     heads = "".join(
-        f"<th>{h}</th>" for h in ("chapter", "wall", "CPU", "budget", "CPU limit used", "models")
+        f"<th>{h}</th>" for h in ("chapter", "wall", "CPU", "budget", "CPU limit used", "artefacts")
     )
     threads = record["threads"]
     return (

@@ -109,14 +109,23 @@ RENDER_S = 120
 execution."""
 
 
-def book_timeout(jobs: int, chapters: list[Chapter] | None = None) -> int:
-    """Seconds the whole book build may take with ``jobs`` chapters at a time: 1.5 times
-    the budgets' bound on the build's length, ``sum / jobs + max`` (any order of
-    chapters finishes within it; a chapter's one-off counts with its budget), plus
-    rendering."""
-    budgets = [c.budget_s + c.one_off_s for c in (built() if chapters is None else chapters)]
-    makespan = sum(budgets) / jobs + max(budgets, default=0)
-    return round(1.5 * (makespan + RENDER_S))
+def book_cpu_limit(chapters: list[Chapter] | None = None) -> int:
+    """CPU seconds the whole book build may use: every chapter's CPU limit (the build
+    stops a chapter at its own), plus rendering. Like a chapter's, the book's limit is
+    on CPU time, which load on the machine does not change."""
+    chapters = built() if chapters is None else chapters
+    return sum(chapter_cpu_limit(c) for c in chapters) + RENDER_S
+
+
+def book_wall_backstop(jobs: int, chapters: list[Chapter] | None = None) -> int:
+    """Wall-clock seconds after which the book build is stopped as hung:
+    :data:`WALL_BACKSTOP` times the longest a build of ``jobs`` chapters at a time can
+    take with every chapter at its CPU limit (``sum / jobs + max``: list scheduling
+    finishes within it), plus rendering. A backstop, as a chapter's is: a loaded
+    machine does not reach it."""
+    limits = [chapter_cpu_limit(c) for c in (built() if chapters is None else chapters)]
+    makespan = sum(limits) / jobs + max(limits, default=0)
+    return round(WALL_BACKSTOP * (makespan + RENDER_S))
 
 
 def built() -> list[Chapter]:

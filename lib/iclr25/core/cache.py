@@ -9,6 +9,7 @@ import json
 import os
 import pickle
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -36,15 +37,16 @@ def cache_path(name: str, config: Mapping[str, Any]) -> Path:
 
 CACHE_LOG = "ICLR25_CACHE_LOG"
 """Environment variable: a file to which :func:`cached` and :func:`cached_dir` append
-one line per artefact, ``hit <name>`` or ``built <name>``; the book's build sets it to
-report whether each chapter's models came from the cache."""
+one line per artefact, ``hit <name>``, or ``built <name> <cpu_s>`` with the CPU seconds
+its build took; the book's build sets it to report which of each chapter's artefacts
+came from the cache, and where a cold chapter's time went."""
 
 
-def _log_cache(event: str, name: str) -> None:
+def _log_cache(event: str, name: str, cpu_s: float | None = None) -> None:
     log = os.environ.get(CACHE_LOG)
     if log:
         with open(log, "a") as f:
-            f.write(f"{event} {name}\n")
+            f.write(f"{event} {name}" + (f" {cpu_s:.1f}" if cpu_s is not None else "") + "\n")
 
 
 def _unsafe_leaf(value: Any, where: str = "value") -> tuple[str, Any]:
@@ -91,8 +93,9 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
                 _log_cache("hit", name)
                 return stored["value"]
         warnings.warn(f"cache file {path} is corrupt or stale; rebuilding it", stacklevel=2)
+    began = time.process_time()
     value = build()
-    _log_cache("built", name)
+    _log_cache("built", name, time.process_time() - began)
     buffer = io.BytesIO()
     torch.save({"config": config, "value": value}, buffer)
     payload = buffer.getvalue()
@@ -153,9 +156,10 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name, suffix=".tmp"))
     try:
+        began = time.process_time()
         build(tmp)
         (tmp / "MANIFEST.json").write_text(json.dumps({"config": config, "files": digests(tmp)}))
-        _log_cache("built", name)
+        _log_cache("built", name, time.process_time() - began)
         if path.is_dir():
             shutil.rmtree(path)
         os.replace(tmp, path)
