@@ -199,6 +199,7 @@ def test_judge_rescores_sis_under_another_notion():
     flipped = sst.judge(model, x, found, sst.Notion("robust", eps=0.3, steps=5), g)
     # the attack darkens nothing it may not: the kept pixel stays, the rest stay >= 0
     assert flipped.faithfulness == 1.0 and flipped.size == 0.25
+    assert flipped.kept.tolist() == [True] and flipped.sizes.tolist() == [0.25]
     linear = nn.Sequential(nn.Flatten(), linear_model([[1.0] * 4, [2.0] * 4], bias=[0.0, -1.2]))
     assert int(linear(x).argmax()) == 0
     noisy = sst.judge(linear, x, found, sst.Notion("probabilistic", eps=1.0), g)
@@ -304,21 +305,46 @@ def test_compare_scores_each_method_under_its_own_notion():
     assert 0.0 <= again.faithfulness <= 1.0
 
 
-def test_trend_is_the_rank_correlation_and_zero_when_flat():
-    assert sst.trend([1, 2, 4, 8], [9.0, 7.0, 7.5, 1.0]) == pytest.approx(-0.8)
-    assert sst.trend([1, 2, 4], [3.0, 2.0, 1.0]) == -1.0
-    assert sst.trend([1, 2, 4], [7.8, 7.8, 7.8]) == 0.0  # constant: no trend, not NaN
+def test_slope_is_the_least_squares_slope():
+    assert sst.slope([0, 1, 2, 3], [9.0, 7.0, 5.0, 3.0]) == pytest.approx(-2.0)
+    assert sst.slope([1, 2, 4], [7.8, 7.8, 7.8]) == 0.0
     with pytest.raises(ValueError, match="equal length >= 2"):
-        sst.trend([1, 2], [1.0])
+        sst.slope([1, 2], [1.0])
+    with pytest.raises(ValueError, match="xs not all equal"):
+        sst.slope([1, 1], [1.0, 2.0])
 
 
-def test_claims_name_every_claim_of_both_variants():
-    for suffix in sst.VARIANTS:
-        assert {f"smaller_{k}{suffix}" for k in sst.NOTIONS} <= set(sst.CLAIMS)
-        assert {f"accuracy_kept{suffix}", f"gamma_tradeoff{suffix}"} <= set(sst.CLAIMS)
-    # under the zero baseline SIS is faithful by construction: a tolerance, not "more"
-    assert sst.CLAIMS["smaller_baseline"].rule["faithfulness"](-0.04)
-    assert not sst.CLAIMS["smaller_robust"].rule["faithfulness"](0.0)
+def test_choose_gamma_takes_the_smallest_faithful_explanations():
+    scores = {0.5: (0.10, 0.99), 1.0: (0.05, 0.97), 2.0: (0.05, 0.98), 4.0: (0.01, 0.60)}
+    assert sst.choose_gamma(scores, 0.95) == 2.0  # tie on size: the more faithful
+    assert sst.choose_gamma(scores, 0.995) == 0.5  # none faithful enough: the most faithful
+    with pytest.raises(ValueError, match="at least one gamma"):
+        sst.choose_gamma({}, 0.9)
+
+
+def test_needed_is_a_non_empty_mask_the_input_cannot_do_without():
+    net = sst.SSTNet(small_mlp(), (1, 4, 4)).eval()
+    x = torch.rand(6, 1, 4, 4)
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        net.explainer.weight.zero_()
+        net.explainer.bias.fill_(-10.0)  # every score below tau: empty masks
+    assert not sst.needed(net, x, 0.5, sst.Notion("baseline"), g).any()
+    with torch.no_grad():
+        net.explainer.bias.fill_(10.0)  # full masks: needed where a blank input changes it
+        expected = net(x).argmax(-1) != net(torch.zeros_like(x)).argmax(-1)
+    assert torch.equal(sst.needed(net, x, 0.5, sst.Notion("baseline"), g), expected)
+
+
+def test_claims_rest_on_the_setup_claim_of_their_notion():
+    for k in sst.NOTIONS:
+        assert sst.CLAIMS[f"explains_{k}_st"].kind == "setup"
+        for name in ("smaller", "faithful", "accuracy_kept"):
+            assert sst.CLAIMS[f"{name}_{k}_st"].rests_on == (f"explains_{k}_st",)
+    assert sst.CLAIMS["explains_official"].gap is not None
+    # under the zero baseline SIS is faithful by construction: a share above 95%
+    assert sst.CLAIMS["faithful_baseline_st"].rule.decide(0.96, 0.99) == "holds"
+    assert sst.CLAIMS["faithful_baseline_st"].rule.decide(0.93, 0.97) == "inconclusive"
 
 
 def explained(size, faithfulness, masks=None) -> sst.Explained:

@@ -1,5 +1,6 @@
 """Evaluation: each method's explanations, timed in alternation and scored for size
-and faithfulness; accuracy, the trend over gamma, and tables as the models' inputs."""
+and faithfulness; whether SST's explanations are needed, the choice of gamma on
+validation, accuracy, the slope over gamma, and tables as the models' inputs."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from iclr25.chapters.sst.method import Notion, SSTNet, survives
 class Explained:
     """Explanations of n inputs by one method: predicted classes, masks (n, *shape),
     size (mean share of features), faithfulness (share whose prediction survives one
-    fresh fill), and the median wall-clock and process-CPU seconds per explanation
-    (the prediction included)."""
+    fresh fill), the median wall-clock and process-CPU seconds per explanation (the
+    prediction included) and, once judged, ``kept``: per input, whether its
+    prediction survived the fill."""
 
     predicted: torch.Tensor
     masks: torch.Tensor
@@ -33,6 +35,12 @@ class Explained:
     faithfulness: float
     seconds: float
     cpu_seconds: float
+    kept: torch.Tensor | None = None
+
+    @property
+    def sizes(self) -> torch.Tensor:
+        """Per input, the share of the features its explanation keeps."""
+        return self.masks.flatten(1).float().mean(1)
 
 
 Explainer = Callable[[torch.Tensor], tuple[int, torch.Tensor]]
@@ -74,7 +82,7 @@ def judge(
     ``notion``: its faithfulness is the share of inputs whose prediction survives one
     fresh fill of the complement; size and timings are kept."""
     kept = survives(model, x, found.masks, found.predicted, notion, generator)
-    return dataclasses.replace(found, faithfulness=float(kept.float().mean()))
+    return dataclasses.replace(found, faithfulness=float(kept.float().mean()), kept=kept)
 
 
 def compare(
@@ -133,21 +141,45 @@ def explain_posthoc(
 
 
 @torch.no_grad()
+def needed(
+    net: SSTNet, x: torch.Tensor, tau: float, notion: Notion, generator: torch.Generator
+) -> torch.Tensor:
+    """Per input, whether SST's explanation is non-empty and needed: its mask keeps at
+    least one feature, and the empty subset (the whole input filled by ``notion``) does
+    not keep the prediction."""
+    predicted, masks = net.explain(x, tau)
+    empty = torch.zeros_like(masks)
+    kept_by_nothing = survives(net, x, empty, predicted, notion, generator)
+    return masks.flatten(1).any(1) & ~kept_by_nothing
+
+
+def choose_gamma(scores: Mapping[float, tuple[float, float]], min_faithfulness: float) -> float:
+    """The gamma of ``scores`` (gamma -> validation size, validation faithfulness) with
+    the smallest size among those at least ``min_faithfulness`` faithful (ties: the
+    more faithful, then the smaller gamma); the most faithful gamma if none is."""
+    if not scores:
+        raise ValueError("choose_gamma() needs validation scores for at least one gamma")
+    faithful = {g: sf for g, sf in scores.items() if sf[1] >= min_faithfulness}
+    if not faithful:
+        return max(scores, key=lambda g: (scores[g][1], -g))
+    return min(faithful, key=lambda g: (faithful[g][0], -faithful[g][1], g))
+
+
+@torch.no_grad()
 def accuracy(model: nn.Module, split: vision.Split) -> float:
     """Share of ``split`` the model classifies correctly."""
     return float((model(split.x).argmax(-1) == split.y).float().mean())
 
 
-def trend(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """Spearman's rank correlation of ``ys`` with ``xs``; 0 when ``ys`` is constant (no
-    trend: the correlation is undefined there, and nothing falls or rises)."""
-    from scipy.stats import spearmanr
+def slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The least-squares slope b of y = a + b x (``scipy.stats.linregress``)."""
+    from scipy.stats import linregress
 
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError(f"trend() needs two sequences of equal length >= 2, got {xs}, {ys}")
-    if np.ptp(np.asarray(ys, dtype=float)) == 0:
-        return 0.0
-    return float(spearmanr(xs, ys).statistic)
+    if len(xs) != len(ys) or len(xs) < 2 or np.ptp(np.asarray(xs, dtype=float)) == 0:
+        raise ValueError(
+            f"slope() needs two sequences of equal length >= 2, xs not all equal; got {xs}, {ys}"
+        )
+    return float(linregress(xs, ys).slope)
 
 
 # ---------------------------------------------------------------------------------
