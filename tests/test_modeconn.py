@@ -78,6 +78,7 @@ def test_connect_adds_nodes_and_keeps_the_endpoints(model):
     a, c = image_of(model, 2, 0), image_of(model, 2, 3)
     route = modeconn.connect(model, a, c, [2], 2, points=20, steps=20)[0]
     assert len(route.curves) == 3 and len(route.nodes) == 4 and len(route.detours) == 2
+    assert len(route.pixels) == 2 and all(v >= 0 for v in route.pixels)
     assert torch.equal(route.nodes[0], a) and torch.equal(route.nodes[-1], c)
     assert route.positions == sorted(route.positions)
     both = modeconn.connect(model, a, c, [2], 2, points=20, split="all", steps=20)[0]
@@ -122,6 +123,27 @@ def test_postprocess_drops_the_two_most_mismatched_pairs_per_class():
     # (drop 2 and 0.5); class 2 has one pair, dropped
     keep = modeconn.drop_mismatched(classes, loss1, loss2)
     assert keep.tolist() == [True, False, False, True, True, False, False, False]
+
+
+def test_largest_pixel_change_of_a_bypass(model):
+    a, c = image_of(model, 1, 0), image_of(model, 1, 1)
+    route = modeconn.connect(model, a, c, [1], 1, points=20, steps=30)[0]
+    b = (1 - route.positions[1]) * a + route.positions[1] * c  # the barrier point
+    expected = float((route.nodes[1] - b).abs().max() / b.abs().max())
+    assert route.pixels[0] == pytest.approx(expected, rel=1e-4)
+
+
+def test_compare_barriers_pairs_the_two_sets():
+    classes = [0, 0, 0, 1, 1, 1]
+    flat = np.array([[0.1, 0.1, 0.1]] * 6)
+    climb = np.array([[0.1, 1.0, 0.1]] * 6)
+    climb[0, -1] = 5.0  # pair 0 the most mismatched in class 0 of the second set
+    cmp = modeconn.compare_barriers(classes, flat, climb, drop=1)
+    # ties drop the later pair: the flat set drops pairs 2 and 5
+    assert cmp.kept.tolist() == [False, True, False, True, True, False]
+    np.testing.assert_allclose(cmp.within_gap, 0.0)
+    np.testing.assert_allclose(cmp.adversarial_gap[1:], 0.9)
+    assert cmp.adversarial_max[0] == 5.0 and cmp.adversarial_gap[0] == 0.0
 
 
 def test_auc_on_hand_made_scores():

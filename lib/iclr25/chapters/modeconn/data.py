@@ -19,8 +19,9 @@ def load_model(
 ) -> tuple[vision.ImageData, vision.Classifier]:
     """The data set and a classifier for it: trained by :func:`iclr25.vision.train`
     (Adam, lr 2e-3, batch 128, cached), or its untrained copy (the same initialisation).
-    The model is in eval mode, its weights frozen, its input shape in ``in_shape``."""
-    data = vision.load(dataset, seed, n)
+    The model is in eval mode, its weights frozen, its input shape in ``in_shape``.
+    ``n`` is the number of images drawn; the fixed set ``digits16`` ignores it."""
+    data = vision.load(dataset, seed, None if dataset == "digits16" else n)
     config = vision.ModelConfig.for_data(arch, data, width=width)
     if trained:
         train = vision.TrainConfig(

@@ -306,15 +306,17 @@ class Route:
 
     ``positions`` place each node on [0, 1] (a new node inherits the position of
     the barrier point it came from, as in the paper's Fig. 7); ``curves[r]`` is the
-    (position, loss) curve after round r (round 0: the straight line); ``detours``
-    and ``along`` hold, for each bypass, ||B' - B|| / ||end - start|| and the cosine
-    of B' - B with end - start."""
+    (position, loss) curve after round r (round 0: the straight line); ``detours``,
+    ``pixels`` and ``along`` hold, for each bypass, ||B' - B|| / ||end - start||,
+    the largest pixel change max |B' - B| / max |B| (the paper's Fig. 1 measure) and
+    the cosine of B' - B with end - start."""
 
     target: int
     nodes: list[torch.Tensor]
     positions: list[float]
     curves: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     detours: list[float] = field(default_factory=list)
+    pixels: list[float] = field(default_factory=list)
     along: list[float] = field(default_factory=list)
     segments: list[np.ndarray] = field(default_factory=list)
 
@@ -404,7 +406,9 @@ def connect(
             along = np.full(len(jobs), np.nan)
         else:
             moved, along = bypass(model, starts, ends, barriers, labels, **optimiser)
-        sizes = (moved - barriers).flatten(1).norm(dim=1) / (ends - starts).flatten(1).norm(dim=1)
+        change = (moved - barriers).flatten(1)
+        sizes = change.norm(dim=1) / (ends - starts).flatten(1).norm(dim=1)
+        pixels = change.abs().amax(1) / barriers.flatten(1).abs().amax(1).clamp_min(1e-30)
         # insert from the last segment backwards so that earlier indices stay valid
         order = sorted(range(len(jobs)), key=lambda j: -jobs[j][1])
         for j in order:
@@ -412,6 +416,7 @@ def connect(
             r.nodes.insert(s + 1, moved[j])
             r.positions.insert(s + 1, r.positions[s] + u * (r.positions[s + 1] - r.positions[s]))
             r.detours.append(float(sizes[j]))
+            r.pixels.append(float(pixels[j]))
             r.along.append(float(along[j]))
         _evaluate(model, routes, points)
     return routes
@@ -434,6 +439,34 @@ def drop_mismatched(
         order = members[np.argsort(diff[members], kind="stable")]
         keep[order[: max(len(members) - drop, 0)]] = True
     return keep
+
+
+class Comparison(NamedTuple):
+    """Per pair (A, C) and (A, A'), barrier max and gap within class and to the
+    adversarial example A', and which pairs the official postprocess keeps in both
+    sets (``kept``), so that the two gaps of a kept pair share their A."""
+
+    within_max: np.ndarray
+    within_gap: np.ndarray
+    adversarial_max: np.ndarray
+    adversarial_gap: np.ndarray
+    kept: np.ndarray
+
+
+def compare_barriers(
+    classes: Sequence[int], within: np.ndarray, adversarial: np.ndarray, drop: int = 2
+) -> Comparison:
+    """Barriers of the rows of ``within`` (losses along A -> C) and ``adversarial``
+    (along A -> A'), pair by pair, with the pairs that :func:`drop_mismatched` keeps
+    in each set."""
+    bars = [[barrier(loss) for loss in losses] for losses in (within, adversarial)]
+    kept = drop_mismatched(classes, within[:, 0], within[:, -1], drop) & drop_mismatched(
+        classes, adversarial[:, 0], adversarial[:, -1], drop
+    )
+    return Comparison(
+        *(np.array([getattr(b, name) for b in bs]) for bs in bars for name in ("max", "gap")),
+        kept,
+    )
 
 
 def detection_auc(within: Sequence[float], adversarial: Sequence[float]) -> float:
