@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from iclr25 import vision
 from iclr25.chapters import selective
+from iclr25.core import Margin
 from iclr25.core.claims import check_registry
 
 
@@ -200,10 +201,28 @@ def test_evaluate_chooses_p_on_validation_and_scores_the_test_split():
     )
 
 
-def test_registry_declares_gaps_with_their_diagnoses():
+def test_registry_claims_each_official_alpha_on_converged_models():
     check_registry("selective", selective.CLAIMS)
-    gaps = [spec.gap for spec in selective.CLAIMS.values() if spec.gap is not None]
-    assert gaps and all(len(gap.diagnosis) > 100 for gap in gaps)
+    assert selective.ALPHAS == (0.2, 0.4)
+    for prefix in ("ls_worse_aurc", "ls_worse_eaurc", "ls_worse_auroc", "accuracy_kept"):
+        for alpha in selective.ALPHAS:
+            spec = selective.CLAIMS[f"{prefix}_{alpha:g}"]
+            assert f"alpha = {alpha:g}" in spec.statement and "ALPHA" not in spec.statement
+    setup = [cid for cid, spec in selective.CLAIMS.items() if spec.kind == "setup"]
+    assert setup == ["converged"]
+    paper = [spec for spec in selective.CLAIMS.values() if spec.kind == "paper"]
+    assert all(spec.rests_on == ("converged",) for spec in paper)
+    assert all(isinstance(spec.rule, Margin) for spec in paper)
+    assert all(len(spec.gap.diagnosis) > 100 for spec in paper if spec.gap is not None)
+
+
+def test_loss_change_reads_the_last_window_of_epochs():
+    losses = [2.0, 1.0, 0.5, 0.45, 0.46]
+    assert selective.loss_change(losses, 2) == pytest.approx(0.04)
+    assert selective.loss_change(losses, 1) == pytest.approx(0.01)
+    assert selective.loss_change(losses, 10) == pytest.approx(1.54)  # from the first epoch
+    with pytest.raises(ValueError, match="two or more epochs"):
+        selective.loss_change([1.0], 1)
 
 
 def evaluation(seed: int, n: int = 1000) -> selective.Evaluation:
@@ -218,7 +237,7 @@ def test_curves_figure_draws_three_thinned_curves_per_setting():
         "shapes, mlp": (evaluation(0), evaluation(1)),
         "digits, cnn": (evaluation(2), evaluation(3)),
     }
-    fig = selective.curves_figure(pairs, 0.3, points=101)
+    fig = selective.curves_figure(pairs, points=101)
     assert [t.name for t in fig.data] == ["CE", "LS", "LS, normalised"] * 2
     assert [t.showlegend for t in fig.data] == [True] * 3 + [False] * 3
     assert len(fig.data[0].x) == 101 and fig.data[0].x[-1] == 1.0  # ends at full coverage
@@ -226,24 +245,6 @@ def test_curves_figure_draws_three_thinned_curves_per_setting():
     assert fig.data[5].y[-1] == pytest.approx(100 * ls.curve_norm.risk[-1])
     assert fig.data[5].xaxis == "x2" and fig.data[0].line.color == selective.COLORS["CE"]
     assert [a.text for a in fig.layout.annotations] == list(pairs)
-    assert "alpha = 0.3" in fig.layout.title.text
-
-
-def test_sensitivity_figure_bars_aurc_and_accuracy_by_setting():
-    ce = {
-        "a": {"accuracy": 0.9, "aurc_msp": 0.02, "aurc_norm": 0.025},
-        "b": {"accuracy": 0.8, "aurc_msp": 0.05, "aurc_norm": 0.04},
-    }
-    ls = {
-        "a": {"accuracy": 0.91, "aurc_msp": 0.03, "aurc_norm": 0.02},
-        "b": {"accuracy": 0.79, "aurc_msp": 0.06, "aurc_norm": 0.045},
-    }
-    fig = selective.sensitivity_figure(ce, ls, 0.2, accuracy_floor=70)
-    assert [t.name for t in fig.data] == ["CE", "LS 0.2", "LS 0.2, normalised", "CE", "LS 0.2"]
-    assert list(fig.data[0].x) == ["a", "b"]
-    assert list(fig.data[2].y) == pytest.approx([2.0, 4.5])
-    assert list(fig.data[4].y) == pytest.approx([91.0, 79.0]) and fig.data[4].xaxis == "x2"
-    assert tuple(fig.layout.yaxis2.range) == (70, 100) and fig.layout.barmode == "group"
 
 
 def test_evaluation_reports_ranking_metrics_beside_aurc():
@@ -334,10 +335,10 @@ def test_alpha_figure_draws_both_scores_with_error_bars_per_setting():
 
 def test_suppression_figure_draws_one_line_per_setting_against_ce_confidence():
     curve = selective.Suppression(np.array([0.3, 0.9]), np.array([0.4, 0.95]), np.array([0.8, 0.4]))
-    fig = selective.suppression_figure({"a": (curve, [0.05, 0.02]), "b": (curve, [0, 0])}, 0.3)
+    fig = selective.suppression_figure({"a": (curve, [0.05, 0.02]), "b": (curve, [0, 0])})
     assert [t.name for t in fig.data] == ["a", "b"]
     assert list(fig.data[0].x) == pytest.approx([0.3, 0.9])
     assert list(fig.data[0].y) == pytest.approx([0.8, 0.4])
     assert list(fig.data[0].error_y.array) == pytest.approx([0.05, 0.02])
     assert list(fig.data[0].customdata) == pytest.approx([40.0, 95.0])  # CE accuracy (%)
-    assert fig.layout.shapes[0].y0 == 1 and "alpha = 0.3" in fig.layout.title.text
+    assert fig.layout.shapes[0].y0 == 1

@@ -22,11 +22,12 @@ COLORS = {"CE": "black", "LS": qualitative.Plotly[1], "LS, normalised": qualitat
 
 
 def curves_figure(
-    pairs: Mapping[str, tuple[Evaluation, Evaluation]], alpha: float, points: int = 401
+    pairs: Mapping[str, tuple[Evaluation, Evaluation]], points: int = 401
 ) -> go.Figure:
-    """Risk-coverage curves of a CE and an LS(alpha) model by MSP, and of the LS model by
-    the normalised max logit: one panel per setting of ``pairs`` (its label -> the CE
-    and the LS evaluation), each curve thinned to at most ``points`` points."""
+    """Risk-coverage curves of a CE and an LS model by MSP, and of the LS model by the
+    normalised max logit: one panel per entry of ``pairs`` (its label, such as the LS
+    alpha -> the CE and the LS evaluation), each curve thinned to at most ``points``
+    points."""
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=len(pairs), shared_yaxes=True, subplot_titles=list(pairs))
@@ -53,54 +54,7 @@ def curves_figure(
             )
     fig.update_xaxes(title_text="coverage")
     fig.update_yaxes(title_text="risk (%)", col=1)
-    return fig.update_layout(
-        title=f"Risk-coverage curves, CE vs LS (alpha = {alpha:g})", height=380
-    )
-
-
-def sensitivity_figure(
-    ce: Mapping[str, Mapping[str, float]],
-    ls: Mapping[str, Mapping[str, float]],
-    alpha: float,
-    accuracy_floor: float = 0.0,
-) -> go.Figure:
-    """AURC (%) of CE and LS(alpha) by MSP and of LS normalised, and accuracy (%) of both,
-    by setting. ``ce`` and ``ls`` map a setting's label to its mean ``accuracy``,
-    ``aurc_msp`` and ``aurc_norm``; the accuracy axis starts at ``accuracy_floor`` (%)."""
-    from plotly.subplots import make_subplots
-
-    labels = list(ce)
-    fig = make_subplots(
-        rows=1, cols=2, subplot_titles=["AURC (%), lower is better", "accuracy (%)"]
-    )
-    bars = [
-        ("CE", ce, "aurc_msp", "CE"),
-        (f"LS {alpha:g}", ls, "aurc_msp", "LS"),
-        (f"LS {alpha:g}, normalised", ls, "aurc_norm", "LS, normalised"),
-    ]
-    for name, source, column, color in bars:
-        fig.add_bar(
-            x=labels,
-            y=[100 * source[s][column] for s in labels],
-            name=name,
-            legendgroup=color,
-            marker_color=COLORS[color],
-            row=1,
-            col=1,
-        )
-    for name, source, color in [("CE", ce, "CE"), (f"LS {alpha:g}", ls, "LS")]:
-        fig.add_bar(
-            x=labels,
-            y=[100 * source[s]["accuracy"] for s in labels],
-            name=name,
-            legendgroup=color,
-            marker_color=COLORS[color],
-            showlegend=False,
-            row=1,
-            col=2,
-        )
-    fig.update_yaxes(range=[accuracy_floor, 100], row=1, col=2)
-    return fig.update_layout(barmode="group", height=400, title=f"CE vs LS at alpha = {alpha:g}")
+    return fig.update_layout(title="Risk-coverage curves, CE vs LS", height=380)
 
 
 def alpha_figure(
@@ -138,12 +92,11 @@ def alpha_figure(
     )
 
 
-def suppression_figure(
-    curves: Mapping[str, tuple[Suppression, Iterable[float]]], alpha: float
-) -> go.Figure:
+def suppression_figure(curves: Mapping[str, tuple[Suppression, Iterable[float]]]) -> go.Figure:
     """LS's centred max logit over CE's on the same inputs, by bin of CE confidence:
-    one line per setting of ``curves`` (its label -> the :class:`Suppression` averaged
-    over seeds and the standard deviation of its ratio over seeds)."""
+    one line per entry of ``curves`` (its label, such as the LS alpha -> the
+    :class:`Suppression` averaged over seeds and the standard deviation of its ratio
+    over seeds)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -161,7 +114,4 @@ def suppression_figure(
     fig.add_hline(y=1, line_color="gray", line_width=1)
     fig.update_xaxes(title_text="CE confidence (mean MSP of the bin)")
     fig.update_yaxes(title_text="LS / CE median centred max logit")
-    return fig.update_layout(
-        title=f"Max-logit suppression by LS (alpha = {alpha:g}) on the same inputs",
-        height=380,
-    )
+    return fig.update_layout(title="Max-logit suppression by LS on the same inputs", height=380)

@@ -8,7 +8,7 @@ package's docstring (:mod:`iclr25.chapters.selective`) gives the equations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -310,3 +310,14 @@ class Recipe:
             optimizer="sgd",
             milestones=tuple(self.steps()),
         )
+
+
+def loss_change(losses: Sequence[float], window: int) -> float:
+    """|L_E - L_(E - w)|: how far the mean training loss of the last epoch E lies from
+    that of ``window`` = w epochs before (the first epoch, if training was shorter)."""
+    if len(losses) < 2 or window < 1:
+        raise ValueError(
+            f"loss_change needs two or more epochs and window >= 1, got {len(losses)} "
+            f"epochs and window {window}"
+        )
+    return abs(float(losses[-1]) - float(losses[max(0, len(losses) - 1 - window)]))
