@@ -346,6 +346,12 @@ untrained_table = pd.DataFrame(
 untrained_table.round(4)
 
 # %% [markdown]
+# A ReLU network is piecewise linear in its input, and inside one linear region the
+# CE of a class is convex along any segment, so a segment there peaks at one of its
+# ends. Free optimisation drives each barrier point below the FVO inputs' loss, so
+# a new segment that stays within one region peaks at its FVO end: the table's
+# last column then equals its third.
+#
 # The setup claim: the straight lines climb above twice their endpoints' loss, so
 # there is a barrier to remove.
 
@@ -456,6 +462,12 @@ core.claim(
 );
 
 # %% [markdown]
+# Both sets' barriers are small in absolute terms: the attack stops at $A$'s own
+# loss, which for this model is near zero (the median printed above), and a path's
+# barrier scales with its endpoints' loss. The claim compares the two gaps of each
+# $A$, so it does not depend on that scale; a threshold on the gap, as a detector
+# would use, does.
+#
 # The paper proposes the barrier as a detector of attacks. Scoring each pair by its
 # gap, the ROC curve shows how well that separates real-to-adversarial pairs from
 # within-class ones (the AUC is this chapter's summary; the paper shows boxplots):

@@ -20,8 +20,11 @@ made by feature visualisation (FVO: Adam on CE from small Gaussian noise). Targe
 adversarial examples are made from an image of another class by Adam on CE + 0.1 MSE
 + 1e-8 TV towards the class, stopped once their CE falls below the real image's; the
 barrier between a real image and such an example is compared with the barriers
-between two real images of the class, after dropping, per class, the two pairs whose
-endpoint losses differ most (the official ``postprocess_barriers``).
+between two real images of the class from the same one, after dropping, per class,
+the two pairs whose endpoint losses differ most (the official ``postprocess_barriers``).
+The connectivity sections run on a small CNN of generated shapes, whose straight lines
+climb; the adversarial section on an accurate CNN of the digits, whose real images of a
+class sit in one low-loss region, as the paper's ImageNet images do for GoogLeNet.
 
 Everything here works on batches: the optimisers are elementwise (Adam keeps one pair
 of moments per pixel), and the summed loss of a batch gives each input the gradient
