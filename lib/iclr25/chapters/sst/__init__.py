@@ -187,7 +187,7 @@ _EMPTY_MASK = (
     "not show."
 )
 
-_NEEDED_CONTROL = "the empty subset: the whole input filled by the notion, same SST-ST model"
+_NEEDED_CONTROL = "the empty subset: the whole input filled by the notion, same model"
 
 _SMALLER_PAPER = (
     "smaller subsets than Anchors and GS, more faithful than SIS's, for each sufficiency "
