@@ -9,6 +9,7 @@ from sklearn.linear_model import Lasso
 from iclr25.chapters import sro
 from iclr25.core import ParameterError, check_bound
 from iclr25.core.claims import check_registry
+from iclr25.core.stats import Estimate
 
 GRID = np.linspace(-8, 8, 320_001)  # spacing 5e-5
 
@@ -227,19 +228,59 @@ def test_new_parameters_refuse_bad_values_in_one_line():
 
 def test_claim_rules_and_declared_gaps():
     check_registry("sro", sro.CLAIMS)
-    rule = {cid: spec.rule for cid, spec in sro.CLAIMS.items()}
-    assert rule["rate-sro"](-0.5) and not rule["rate-sro"](-0.2)
-    # a timing claim holds only if Iterative SRO is faster and no less accurate
-    faster = rule["faster-than-ihs"]
-    assert check_bound(faster, {"time ratio": 0.9, "error / target": 1.0})
-    assert not check_bound(faster, {"time ratio": 1.0, "error / target": 0.5})
-    assert not check_bound(faster, {"time ratio": 0.5, "error / target": 1.1})
-    # the contraction factor must strictly fall: equal factors do not hold
-    assert rule["sketch-size"]([0.9, 0.8]) and not rule["sketch-size"]([1.0])
-    estimation = rule["estimation"]
-    assert check_bound(estimation, {"error / full": [1.0, 1.04], "recall": [1.0, 1.0]})
-    assert not check_bound(estimation, {"error / full": [1.0, 1.2], "recall": [1.0, 1.0]})
-    assert not check_bound(estimation, {"error / full": [1.0, 1.0], "recall": [1.0, 0.8]})
+    assert all(spec.gap is None for spec in sro.CLAIMS.values())
+    # the rate claims need the whole interval of the mean slope within -1/2 +- 1/4
+    band = sro.CLAIMS["rate-sro-scad"].rule
+    inside = sro.band_distance(Estimate(-0.55, -0.7, -0.4, 10, "test"), -0.5)
+    straddles = sro.band_distance(Estimate(-0.3, -0.45, -0.15, 10, "test"), -0.5)
+    outside = sro.band_distance(Estimate(0.1, -0.05, 0.3, 10, "test"), -0.5)
+    assert band.decide(inside.low, inside.high) == "holds"
+    assert band.decide(straddles.low, straddles.high) == "inconclusive"
+    assert band.decide(outside.low, outside.high) == "contradicted"
+    for cid in ("rate-sro-scad", "rate-sro-mcp", "rate-iterative-sro"):
+        assert sro.CLAIMS[cid].rests_on == ("regime",)
+    regime = sro.CLAIMS["regime"].rule
+    assert check_bound(regime, {"rank / d": 1.0, "curvature margin": 0.1})
+    assert not check_bound(regime, {"rank / d": 0.5, "curvature margin": 0.1})
+    assert not check_bound(regime, {"curvature margin": -0.01, "rank / d": 1.0})
+    # a contraction factor that does not fall with m is not a holding sketch-size claim
+    size = sro.CLAIMS["sketch-size"].rule
+    assert size.decide(-0.8, -0.4) == "holds" and size.decide(-0.3, 0.1) == "inconclusive"
+
+
+def test_band_distance_is_the_distance_of_the_interval_from_the_centre():
+    d = sro.band_distance(Estimate(-0.4, -0.6, -0.3, 5, "test"), -0.5)
+    assert d.value == pytest.approx(0.1) and d.low == 0.0 and d.high == pytest.approx(0.2)
+    d = sro.band_distance(Estimate(0.0, -0.2, 0.1, 5, "test"), -0.5)
+    assert d.low == pytest.approx(0.3) and d.high == pytest.approx(0.6) and d.n == 5
+
+
+def test_loglog_slopes_recover_powers_per_column():
+    ns = [100, 200, 400, 800]
+    errors = np.array([[3.0 * n**-0.5, 2.0 * n**0.25] for n in ns])
+    np.testing.assert_allclose(sro.loglog_slopes(ns, errors), [-0.5, 0.25])
+    with pytest.raises(ValueError, match="one row per x"):
+        sro.loglog_slopes(ns, errors[:3])
+
+
+def test_weak_convexity_gives_a_unique_minimiser_whatever_the_start():
+    assert sro.weak_convexity("l1") == 0.0
+    assert sro.weak_convexity("scad") == pytest.approx(1 / (sro.SCAD_A - 1))
+    assert sro.weak_convexity("mcp") == pytest.approx(1 / sro.MCP_GAMMA)
+    with pytest.raises(ValueError, match="accepted penalties"):
+        sro.weak_convexity("l0")
+    # a full-rank design whose curvature exceeds mu: every start ends at one point
+    X, y, _, _, _ = sro.make_problem(2000, 20, 3, 20, 0.5, np.random.default_rng(20))
+    H, g = X.T @ X / 2000, X.T @ y / 2000
+    assert sro.smallest_eigenvalue(H) > max(map(sro.weak_convexity, ("scad", "mcp")))
+    np.testing.assert_allclose(sro.smallest_eigenvalue(H), np.linalg.eigvalsh(H)[0])
+    for penalty in ("scad", "mcp"):
+        ends = [
+            sro.fista(H, g, 0.05, penalty, b0, tol=1e-13)
+            for b0 in (None, np.full(20, 3.0), np.random.default_rng(21).normal(size=20))
+        ]
+        for b in ends[1:]:
+            np.testing.assert_allclose(b, ends[0], atol=1e-8)
 
 
 # --- the low-rank factors, warm starts and the contraction-factor fit ---------------

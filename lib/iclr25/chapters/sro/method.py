@@ -12,6 +12,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
+from iclr25.core.stats import Estimate
+
 # ---------------------------------------------------------------------------
 # Oblivious sketches. Each returns S @ A for a random m x n matrix S, scaled so
 # that E[S^T S] = I_n: then E[||S A b||^2] = ||A b||^2 for every b.
@@ -188,6 +190,16 @@ PENALTIES: dict[str, Penalty] = {
 }
 
 
+def weak_convexity(penalty: str) -> float:
+    """mu such that p_lam(x) + mu x^2 / 2 is convex: 0 for l1, 1/(a-1) for SCAD, 1/gamma for MCP.
+
+    (1/2) b^T H b - g^T b + h(b) is then strongly convex whenever lambda_min(H) > mu: it
+    has a single stationary point, its global minimiser, whatever the start.
+    """
+    get_penalty(penalty)
+    return {"l1": 0.0, "scad": 1.0 / (SCAD_A - 1.0), "mcp": 1.0 / MCP_GAMMA}[penalty]
+
+
 def get_penalty(name: str) -> Penalty:
     """The Penalty called ``name``, with a clear error for unknown names."""
     if name not in PENALTIES:
@@ -203,6 +215,11 @@ def get_penalty(name: str) -> Penalty:
 def largest_eigenvalue(H: np.ndarray) -> float:
     """L = lambda_max(H), the Lipschitz constant of the gradient H b - g."""
     return float(scipy.linalg.eigh(H, eigvals_only=True, subset_by_index=[H.shape[0] - 1] * 2)[0])
+
+
+def smallest_eigenvalue(H: np.ndarray) -> float:
+    """lambda_min(H), the curvature of the quadratic term in its flattest direction."""
+    return float(scipy.linalg.eigh(H, eigvals_only=True, subset_by_index=[0, 0])[0])
 
 
 def fista(
@@ -482,3 +499,42 @@ def log_linear_fit(errors: np.ndarray, floor: float = FLOOR) -> LogLinearFit:
 def contraction_factor(errors: np.ndarray, floor: float = FLOOR) -> float:
     """The fitted per-step factor by which Iterative SRO shrinks its error."""
     return log_linear_fit(errors, floor).factor
+
+
+# ---------------------------------------------------------------------------
+# Measuring rates: log-log slopes per draw, and their distance from a rate.
+# ---------------------------------------------------------------------------
+
+
+def loglog_slopes(xs: list[int], ys: np.ndarray) -> np.ndarray:
+    """Least-squares slope of log ys[:, r] against log xs, one per column r.
+
+    ``ys`` has one row per x and one column per draw. An error falling as n^(-1/2)
+    gives the slope -1/2 against n; a factor falling as sqrt(rank / m), -1/2 against m.
+    """
+    ys = np.asarray(ys, dtype=float)
+    if ys.ndim != 2 or ys.shape[0] != len(xs) or len(xs) < 2:
+        raise ValueError(
+            f"loglog_slopes needs one row per x (>= 2 of them), got shape {ys.shape} "
+            f"for {len(xs)} values of x"
+        )
+    return np.polyfit(np.log(xs), np.log(ys), 1)[0]
+
+
+def band_distance(estimate: Estimate, centre: float) -> Estimate:
+    """|mean - centre| with the interval of that distance implied by the mean's interval.
+
+    The upper end is the farthest end of [low, high] from the centre; the lower end the
+    nearest one, or 0 if the interval contains the centre. A margin ``below=w`` on it
+    holds when the whole interval lies within centre +- w, and is contradicted when it
+    lies wholly outside: an equivalence test of the two one-sided kind.
+    """
+    ends = np.abs(np.array([estimate.low, estimate.high]) - centre)
+    inside = estimate.low <= centre <= estimate.high
+    return Estimate(
+        abs(estimate.value - centre),
+        0.0 if inside else float(ends.min()),
+        float(ends.max()),
+        estimate.n,
+        f"distance from {centre:g}, {estimate.method}",
+    )
