@@ -69,6 +69,16 @@ def test_sampled_grids_match_their_classes():
         probing.sample_grids(x, pool, 1, 4, np.random.default_rng(0))
 
 
+def test_only_images_every_probe_gets_right_are_kept_most_confident_first():
+    y = torch.tensor([0, 0, 0, 1, 1])
+    right = torch.tensor([[0.9, 0.1], [0.6, 0.4], [0.99, 0.01], [0.2, 0.8], [0.3, 0.7]])
+    other = right.clone()
+    other[2] = torch.tensor([0.4, 0.6])  # the second probe gets image 2 wrong
+    pool, lowest = probing.confident_pool([right, other], y, 1, 2, ("a", "b"))
+    assert pool[0].tolist() == [0] and pool[1].tolist() == [3]
+    assert lowest == pytest.approx(0.8)
+
+
 def test_too_few_confident_classes_names_the_classes_short():
     y = torch.tensor([0, 1, 2, 0, 1, 2])
     probs = torch.eye(3)[torch.tensor([0, 1, 0, 0, 1, 0])]  # class 2 never right
@@ -165,6 +175,31 @@ def test_receptive_field_of_the_last_convolution():
     backbone = probing.Backbone(4, pools=1)
     assert backbone.last_conv is backbone.features[-3]
     assert backbone(torch.rand(2, 1, 32, 32)).shape == (2, 16)
+
+
+def test_bce_uses_the_official_uniform_off_labels():
+    # targets 1 for the true class, 1/K for the others (UniformOffLabelsBCEWithLogitsLoss)
+    logits, y = torch.randn(6, 5), torch.tensor([0, 1, 2, 3, 4, 0])
+    target = torch.full((6, 5), 0.2)
+    target[torch.arange(6), y] = 1.0
+    expected = torch.nn.functional.binary_cross_entropy_with_logits(logits, target)
+    assert probing.probe_loss(logits, y, "bce").item() == pytest.approx(expected.item())
+
+
+def test_per_grid_means_and_swap_effects():
+    scores = np.arange(8.0)  # two grids of four cells
+    assert probing.per_grid(scores, 4).tolist() == [1.5, 5.5]
+    rng = np.random.default_rng(0)
+    big = 0.2 + 0.01 * rng.standard_normal((4, 40))  # loss swaps that move GridPG
+    none = 0.01 * rng.standard_normal((4, 40))  # backbone swaps that do not
+    effect = probing.swap_effects(big, none)
+    assert effect.low > 0.15 and effect.high < 0.25 and effect.n == 40
+    # signs do not cancel between swaps: the size of each swap's effect counts
+    mixed = big * np.array([1, -1, 1, -1])[:, None]
+    assert probing.swap_effects(mixed, none).value == pytest.approx(effect.value)
+    assert probing.swap_effects(none, big).high < 0
+    with pytest.raises(ValueError, match="one shape"):
+        probing.swap_effects(big, none[:3])
 
 
 def test_the_loss_mixture_interpolates_ce_and_bce():

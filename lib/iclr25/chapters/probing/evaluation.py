@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from iclr25 import core
 from iclr25.chapters.probing.method import (
     BCOS,
     METHODS,
@@ -24,7 +25,7 @@ from iclr25.chapters.probing.method import (
     methods_for,
     pooled,
 )
-from iclr25.core import ParameterError
+from iclr25.core import ParameterError, stats
 
 # ---------------------------------------------------------------------------------
 # The grid pointing game
@@ -39,16 +40,14 @@ def confident_pool(
     classes: Sequence[str],
 ) -> tuple[dict[int, torch.Tensor], float]:
     """The ``per_class`` most confidently classified test images of each class, over a
-    set of probes: images that more probes classify correctly come first (the official
-    script keeps only images that every probe gets right), then those whose lowest
-    true-class probability across probes is higher. Images that fewer than half the
-    probes get right are left out. Returns class -> image indices and the lowest
-    true-class probability among the images kept. A grid of ``cells`` cells needs that
-    many classes with at least one image kept."""
+    set of probes: only images that every probe classifies correctly (as the official
+    script), those whose lowest true-class probability across probes is highest first.
+    Returns class -> image indices and the lowest true-class probability among the
+    images kept. A grid of ``cells`` cells needs that many classes with at least one
+    image kept."""
     true = torch.stack([p.gather(1, y[:, None])[:, 0] for p in probs])
-    n_correct = torch.stack([p.argmax(1) == y for p in probs]).sum(0)
-    eligible = 2 * n_correct >= len(probs)
-    rank = n_correct + true.amin(0)  # the count first, the confidence (<= 1) second
+    eligible = torch.stack([p.argmax(1) == y for p in probs]).all(0)
+    rank = true.amin(0)
     pool, lowest = {}, 1.0
     for c in range(len(classes)):
         idx = torch.nonzero((y == c) & eligible)[:, 0]
@@ -157,6 +156,8 @@ def gridpg(maps: torch.Tensor, cells: torch.Tensor, size: int, smoothing: str | 
     return (inside / (maps.sum((-2, -1)) + 1e-12)).numpy()
 
 
+COSTLY = ("ig", "lime")
+"""The methods that cost tens of forward passes per map: run on the first grids only."""
 SMOOTHING = {"ixg": "gauss"}
 """The smoothing of each method before GridPG (default "avg"), as the official script."""
 
@@ -287,7 +288,7 @@ def evaluate_probe(
     size = math.isqrt(classes.shape[1])
     scores = {}
     for method in methods:
-        n = min(costly_grids, len(grids)) if method in ("ig", "lime") else len(grids)
+        n = min(costly_grids, len(grids)) if method in COSTLY else len(grids)
         x = grids[:n].repeat_interleave(size * size, 0)
         targets = classes[:n].reshape(-1)
         cells = torch.arange(size * size).repeat(n)
@@ -298,21 +299,106 @@ def evaluate_probe(
     return scores
 
 
-def summarise(scores: Sequence[np.ndarray]) -> tuple[float, float]:
-    """Mean and standard error of GridPG scores pooled over probe seeds."""
-    s = np.concatenate([np.ravel(v) for v in scores])
-    return float(s.mean()), float(s.std(ddof=1) / np.sqrt(len(s))) if len(s) > 1 else 0.0
+def _digest(*tensors: torch.Tensor) -> str:
+    digest = hashlib.sha256()
+    for t in tensors:
+        digest.update(t.detach().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
-def probe_vs_backbone_range(
-    means: Mapping[tuple[str, str, str], float], backbones: Sequence[str]
-) -> tuple[float, float]:
-    """For one method, from GridPG means keyed (backbone, probe, loss): the range across
-    probe configurations on one backbone (mean over ``backbones``) and the range across
-    ``backbones`` for one probe configuration (mean over configurations)."""
-    configs = sorted({(p, loss) for (b, p, loss) in means if b in backbones})
-    across_probes = np.mean([np.ptp([means[b, p, loss] for p, loss in configs]) for b in backbones])
-    across_backbones = np.mean(
-        [np.ptp([means[b, p, loss] for b in backbones]) for p, loss in configs]
-    )
-    return float(across_probes), float(across_backbones)
+def score_probes(
+    models: Mapping[tuple, Probed],
+    grids: torch.Tensor,
+    classes: torch.Tensor,
+    methods: Sequence[str],
+    *,
+    costly_grids: int,
+    ig_steps: int,
+    lime_samples: int,
+) -> dict[tuple, dict[str, np.ndarray]]:
+    """:func:`evaluate_probe` of every model (all on one backbone, which LIME's
+    :class:`FeatureCache` shares), each with the methods of :func:`methods_for` its
+    probe; cached by the models' weights, the grids and the settings."""
+    kinds = {
+        key: "bcos2" if isinstance(m.probe, BcosMLP) else "linear" for key, m in models.items()
+    }
+    config = {
+        "models": [[repr(key), _digest(*m.state_dict().values())] for key, m in models.items()],
+        "grids": _digest(grids, classes),
+        "methods": list(methods),
+        "costly_grids": costly_grids,
+        "ig_steps": ig_steps,
+        "lime_samples": lime_samples,
+    }
+
+    def build() -> list[dict[str, torch.Tensor]]:
+        cache = FeatureCache(next(iter(models.values())).backbone)
+        with core.threads(1):
+            return [
+                {
+                    m: torch.from_numpy(v)
+                    for m, v in evaluate_probe(
+                        model,
+                        grids,
+                        classes,
+                        methods_for(kinds[key], methods),
+                        costly_grids=costly_grids,
+                        ig_steps=ig_steps,
+                        lime_samples=lime_samples,
+                        cache=cache,
+                    ).items()
+                }
+                for key, model in models.items()
+            ]
+
+    stored = core.cached("probing-gridpg", config, build)
+    return {key: {m: v.numpy() for m, v in s.items()} for key, s in zip(models, stored)}
+
+
+def per_grid(scores: np.ndarray, cells: int) -> np.ndarray:
+    """GridPG scores (grid-major, ``cells`` per grid) -> each grid's mean over its
+    cells: the unit of the chapter's intervals (the cells of a grid share an image)."""
+    return np.asarray(scores, dtype=float).reshape(-1, cells).mean(1)
+
+
+def summarise(scores: np.ndarray, cells: int) -> stats.Estimate:
+    """Mean GridPG with its 95% interval over grids (:func:`per_grid`)."""
+    return stats.mean(per_grid(scores, cells))
+
+
+def swap_effects(
+    loss_swaps: np.ndarray, backbone_swaps: np.ndarray, *, seed: int = 0
+) -> stats.Estimate:
+    """Mean |effect| of a change of loss minus that of a change of backbone, each
+    effect the mean over grids of a per-grid GridPG difference: arrays (swaps, grids),
+    one row per single swap (CE -> BCE for one backbone and probe; SimCLR ->
+    supervised for one probe and loss), the same grids in both, equal numbers of rows.
+    The interval is scipy's BCa bootstrap over grids, both arrays resampled together."""
+    from scipy.stats import bootstrap
+
+    a, b = np.asarray(loss_swaps, float), np.asarray(backbone_swaps, float)
+    if a.shape != b.shape or a.ndim != 2:
+        raise ValueError(
+            f"swap_effects() needs two (swaps, grids) arrays of one shape, got {a.shape} "
+            f"and {b.shape}"
+        )
+
+    def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        idx = np.asarray(idx, dtype=int)
+        return np.abs(a[:, idx].mean(-1)).mean(0) - np.abs(b[:, idx].mean(-1)).mean(0)
+
+    grids = np.arange(a.shape[1])
+    value = float(statistic(grids))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ci = bootstrap(
+            (grids,),
+            statistic,
+            vectorized=True,
+            n_resamples=stats.RESAMPLES,
+            confidence_level=stats.CONFIDENCE,
+            method="BCa",
+            batch=500,
+            rng=np.random.default_rng(seed),
+        ).confidence_interval
+    return stats.Estimate(value, float(ci.low), float(ci.high), len(grids), "bootstrap (BCa)")

@@ -11,6 +11,7 @@ import torch
 
 from iclr25 import vision
 from iclr25.chapters.probing.method import BCOS, METHOD_NAMES, PROBES
+from iclr25.core import stats
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -22,11 +23,11 @@ if TYPE_CHECKING:
 
 
 def heatmaps_figure(
-    table: Mapping[str, Mapping[tuple[str, str], Mapping[str, tuple[float, float]]]],
+    table: Mapping[str, Mapping[tuple[str, str], Mapping[str, stats.Estimate]]],
     methods: Sequence[str],
 ) -> go.Figure:
-    """GridPG (mean +- s.e.) per probe and loss (rows) and method (columns), one panel
-    per backbone. ``table[backbone][(probe, loss)][method] = (mean, se)``."""
+    """GridPG (mean and 95% interval) per probe and loss (rows) and method (columns),
+    one panel per backbone. ``table[backbone][(probe, loss)][method]`` an estimate."""
     from plotly.subplots import make_subplots
 
     cols = [*methods, BCOS]
@@ -35,10 +36,12 @@ def heatmaps_figure(
     )
     for j, (backbone, rows) in enumerate(table.items(), start=1):
         labels = [f"{p} {loss.upper()}" for p, loss in rows]
-        z = [[rows[r].get(m, (np.nan, np.nan))[0] for m in cols] for r in rows]
+        z = [[rows[r][m].value if m in rows[r] else np.nan for m in cols] for r in rows]
         text = [
             [
-                "" if m not in rows[r] else f"{rows[r][m][0]:.2f}<br>±{rows[r][m][1]:.2f}"
+                ""
+                if m not in rows[r]
+                else f"{rows[r][m].value:.2f}<br>[{rows[r][m].low:.2f}, {rows[r][m].high:.2f}]"
                 for m in cols
             ]
             for r in rows
@@ -101,21 +104,20 @@ def maps_figure(
 
 
 def mixing_figure(
-    alphas: Sequence[float], curves: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]]
+    alphas: Sequence[float], curves: Mapping[str, Mapping[str, Sequence[stats.Estimate]]]
 ) -> go.Figure:
-    """GridPG (mean +- s.e.) against the BCE weight a, one panel per method:
-    ``curves[method][probe] = [(mean, se) per a]``."""
+    """GridPG (mean and 95% interval over grids) against the BCE weight a, one panel
+    per method: ``curves[method][probe] = [estimate per a]``."""
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=len(curves), subplot_titles=[METHOD_NAMES[m] for m in curves])
     colors = dict(zip(PROBES, ["#1f77b4", "#aec7e8", "#ff7f0e", "#d62728", "#2ca02c"]))
     for j, (method, by_probe) in enumerate(curves.items(), start=1):
         for probe, values in by_probe.items():
-            mean, se = np.array(values).T
             fig.add_scatter(
                 x=list(alphas),
-                y=mean,
-                error_y=dict(array=se),
+                y=[e.value for e in values],
+                error_y=stats.error_bars(values),
                 name=probe,
                 legendgroup=probe,
                 showlegend=j == 1,

@@ -1,6 +1,6 @@
 """The probes and their training: the attribution methods and probe kinds by name, the
 backbone, the linear, MLP and B-cos probes, the CE/BCE loss, training to convergence;
-then the backbones' pre-training (supervised, SimCLR, none)."""
+then the backbones' pre-training (supervised, SimCLR)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ METHOD_NAMES = {
 PROBES = ("linear", "linear_nobias", "mlp2", "mlp3", "bcos2")
 """Linear with and without bias, 2- and 3-layer ReLU MLPs, a 2-layer B-cos MLP."""
 LOSSES = ("ce", "bce")
-PARADIGMS = ("supervised", "simclr", "random")
-"""How the backbone was pre-trained; "random" is the untrained control."""
+PARADIGMS = ("supervised", "simclr")
+"""How the backbone was pre-trained."""
 
 
 def _accepted(kind: str, value: object, accepted: Sequence[str]) -> ParameterError:
@@ -184,15 +184,18 @@ def loss_weight(loss: str | float) -> float:
 
 
 def probe_loss(logits: torch.Tensor, y: torch.Tensor, loss: str | float) -> torch.Tensor:
-    """(1 - a) CE + a BCE: softmax cross-entropy and binary cross-entropy on one-hot
-    targets (mean over classes and images), a = :func:`loss_weight` (CE 0, BCE 1)."""
+    """(1 - a) CE + a BCE, a = :func:`loss_weight` (CE 0, BCE 1): softmax
+    cross-entropy, and binary cross-entropy (mean over classes and images) on targets
+    t_k = max(y_k, 1/K) of the K classes, the official
+    ``UniformOffLabelsBCEWithLogitsLoss`` (on-class 1, off-class 1/K)."""
     a = loss_weight(loss)
     total = logits.new_zeros(())
     if a < 1:
         total = total + (1 - a) * F.cross_entropy(logits, y)
     if a > 0:
-        onehot = F.one_hot(y, logits.shape[-1]).to(logits.dtype)
-        total = total + a * F.binary_cross_entropy_with_logits(logits, onehot)
+        k = logits.shape[-1]
+        target = F.one_hot(y, k).to(logits.dtype).clamp(min=1.0 / k)
+        total = total + a * F.binary_cross_entropy_with_logits(logits, target)
     return total
 
 
@@ -317,9 +320,9 @@ def pretrain(
     seed: int = 0,
 ) -> Backbone:
     """A backbone pre-trained by ``paradigm`` on ``data.train``, frozen (eval mode, no
-    gradients); cached by configuration. "supervised": CE through a linear head;
-    "simclr": NT-Xent on two :func:`augment` views through a 2-layer projection head
-    (dropped after); "random": the initialisation itself."""
+    gradients); cached by configuration, which it keeps as ``backbone.key``.
+    "supervised": CE through a linear head; "simclr": NT-Xent on two :func:`augment`
+    views through a 2-layer projection head (dropped after)."""
     if paradigm not in PARADIGMS:
         raise _accepted("pre-training paradigm", paradigm, PARADIGMS)
     config = {
@@ -338,8 +341,6 @@ def pretrain(
         with torch.random.fork_rng(devices=[]), core.threads(1):
             torch.manual_seed(seed)
             backbone = Backbone(width, data.shape[0], pools)
-            if paradigm == "random":
-                return backbone.state_dict()
             d = backbone.dim
             head = (
                 nn.Linear(d, data.n_classes)
@@ -368,6 +369,7 @@ def pretrain(
     backbone.load_state_dict(core.cached("probing-backbone", config, build))
     for parameter in backbone.parameters():
         parameter.requires_grad_(False)
+    backbone.key = config
     return backbone.eval()
 
 
@@ -388,3 +390,55 @@ def receptive_field(backbone: Backbone) -> int:
 def pooled(backbone: Backbone, x: torch.Tensor, batch: int = 1024) -> torch.Tensor:
     """The frozen backbone's pooled features of images ``x``."""
     return torch.cat([backbone(x[i : i + batch]) for i in range(0, len(x), batch)])
+
+
+def fit_probes(
+    backbone: Backbone,
+    data: vision.ImageData,
+    kinds: Sequence[str],
+    losses: Sequence[str | float],
+    seeds: Sequence[int],
+    *,
+    max_iter: int = 1000,
+    width: int = 32,
+) -> dict[tuple[str, str | float, int], Probed]:
+    """Every probe (kind, loss, seed) of ``backbone`` by :func:`train_probe` on its
+    scaled pooled features (:func:`feature_scale`), with validation stopping; cached by
+    the backbone's key and the probes' settings. (kind, loss, seed) -> frozen model."""
+    config = {
+        "backbone": backbone.key,
+        "kinds": list(kinds),
+        "losses": [loss_weight(loss) for loss in losses],
+        "seeds": list(seeds),
+        "max_iter": max_iter,
+        "width": width,
+        "loss": "uniform off-labels BCE",
+    }
+    train_f, val_f = pooled(backbone, data.train.x), pooled(backbone, data.val.x)
+    scale = feature_scale(train_f)
+    keys = [(kind, loss, s) for kind in kinds for loss in losses for s in seeds]
+
+    def build() -> list[dict]:
+        fitted = []
+        with core.threads(1):
+            for kind, loss, s in keys:
+                probe = train_probe(
+                    train_f * scale,
+                    data.train.y,
+                    kind,
+                    loss,
+                    seed=s,
+                    val=(val_f * scale, data.val.y),
+                    max_iter=max_iter,
+                    width=width,
+                )
+                fitted.append({"state": probe.state_dict(), "fit": probe.fit})
+        return fitted
+
+    models = {}
+    for key, stored in zip(keys, core.cached("probing-probes", config, build)):
+        probe = make_probe(key[0], backbone.dim, data.n_classes, width)
+        probe.load_state_dict(stored["state"])
+        probe.fit = stored["fit"]
+        models[key] = Probed(backbone, probe.eval(), scale)
+    return models
