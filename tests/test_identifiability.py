@@ -44,17 +44,25 @@ def test_truth_tables_and_separations():
     assert idf.separations(idf.INPUT_A) | idf.separations(idf.INPUT_B) == 63
 
 
-def test_hand_built_network_computes_xor_and_has_its_three_circuits():
+def test_hand_built_network_computes_xor_and_has_its_two_circuits():
     net = hand_built_xor()
     out = idf.forward(net, CLEAN)[-1][0]
     np.testing.assert_array_equal(out.round().numpy(), XOR)
     circuits = idf.neuron_circuits(2)
-    assert len(circuits) == 9 and circuits[-1].all()
+    assert len(circuits) == 8 and not circuits.all((1, 2)).any()  # the full net is none
     accuracy = idf.circuit_accuracy(
         net, CLEAN[None], torch.tensor(XOR, dtype=torch.float32)[None], circuits
     )[0]
     valid = {tuple(map(tuple, circuits[c].astype(int))) for c in np.flatnonzero(accuracy > 0.99)}
-    assert valid == {((1, 1), (1, 0)), ((1, 1), (0, 1)), ((1, 1), (1, 1))}
+    assert valid == {((1, 1), (1, 0)), ((1, 1), (0, 1))}
+
+
+def test_candidate_circuits_follow_the_official_min_sparsity():
+    # (2^w - 1)^2 - 1 up to width 3; at widths 4 and 5 more than 20% and 30% of the
+    # hidden neurons ablated: at least 2 of 8, at least 4 of 10
+    assert [len(idf.neuron_circuits(w)) for w in (2, 3, 4, 5)] == [8, 48, 225 - 1 - 8, 785]
+    ablated = (~idf.neuron_circuits(5)).sum((1, 2))
+    assert ablated.min() == 4 and idf.neuron_circuits(5).any(2).all()
 
 
 def test_count_matches_the_listing_and_hand_counts():
@@ -163,14 +171,13 @@ def test_hand_built_two_output_network_has_its_known_circuits():
     assert len(explained) == 1 and len(explained[0]) == 2
     circuits = idf.neuron_circuits(2)
     xor, and_ = explained[0]
-    assert as_set(circuits[xor.circuits]) == {((1, 1), (1, 0)), ((1, 1), (1, 1))}
+    assert as_set(circuits[xor.circuits]) == {((1, 1), (1, 0))}
     assert as_set(circuits[and_.circuits]) == {
         ((1, 0), (0, 1)),
         ((1, 0), (1, 1)),
         ((1, 1), (0, 1)),
-        ((1, 1), (1, 1)),
     }
-    assert as_set(circuits[idf.joint_circuits(explained[0])]) == {((1, 1), (1, 1))}
+    assert len(idf.joint_circuits(explained[0])) == 0  # only the full net does both
     # ({n1}, {m2}) for AND: n1 and m2 read as OR or AND (cuts at -0.005 and 0.5); only
     # n1 = m2 = AND makes the output AND a function of m2, so one interpretation
     sparsest = [k for k, c in enumerate(and_.circuits) if circuits[c].sum() == 2]
@@ -234,9 +241,9 @@ def test_two_gate_training_learns_both_gates():
     assert (out[ok] == idf.bits(np.array([6, 8])).T).all()
     explained = idf.explain_outputs(trained, ("XOR", "AND"), depth=2)
     assert len(explained) == ok.sum()
-    for per_gate in explained:  # the full network replicates both outputs
-        full = len(idf.neuron_circuits(3)) - 1
-        assert all(full in e.circuits for e in per_gate) == (full in idf.joint_circuits(per_gate))
+    for per_gate in explained:  # a joint circuit is valid for every output
+        joint = set(idf.joint_circuits(per_gate).tolist())
+        assert joint == set(per_gate[0].circuits) & set(per_gate[1].circuits)
 
 
 @pytest.fixture(scope="module")
@@ -274,7 +281,7 @@ def test_counts_do_not_depend_on_the_order_of_enumeration(trained):
         assert sorted(len(l) for l in x.locations) == sorted(len(l) for l in y.locations)
     # the interpretation count does not depend on the order of the neurons in a layer
     net = int(np.flatnonzero(trained.converged)[0])
-    cands = idf.circuit_candidates(trained.nets, net, idf.neuron_circuits(3)[-1:])[0]
+    cands = idf.circuit_candidates(trained.nets, net, np.ones((1, 2, 3), dtype=bool))[0]
     for order in itertools.permutations(range(3)):
         reordered = [[cands[0][i] for i in order], cands[1][::-1], cands[2]]
         assert idf.count_interpretations(reordered) == idf.count_interpretations(cands)
@@ -300,9 +307,11 @@ def test_edge_circuits_contain_the_neuron_circuits():
     assert len(idf.edge_covers(3, 3)) == 265 and len(idf.edge_covers(2, 3)) == 25
     edges = idf.edge_circuits(2)
     # one first-layer neuron (2 ways, 1 edge cover from the inputs), then 1 or 2 second-layer
-    # neurons (2 + 1 ways); two first-layer neurons (7 covers), then 2 x 1 + 1 x 7 ways
-    assert len(edges[0]) == 2 * 1 * (2 + 1) + 7 * (2 * 1 + 7) == 69
-    assert len(idf.edge_circuits(3)[0]) == 9625
+    # neurons (2 + 1 ways); two first-layer neurons (7 covers), then one second-layer neuron
+    # (2 x 1 ways; keeping all four neurons is the full network's node set, not a circuit)
+    assert len(edges[0]) == 2 * 1 * (2 + 1) + 7 * (2 * 1) == 20
+    assert len(idf.edge_circuits(3)[0]) == 9625 - 25 * 265 == 3000
+    assert not (edges[0].any(-1).all(-1) & edges[1].any(-1).all(-1)).any()
     net = hand_built_xor()
     y = torch.tensor(XOR, dtype=torch.float32)[None]
     by_edges = idf.edge_circuit_accuracy(net, CLEAN[None], y, edges)[0]
@@ -378,8 +387,8 @@ def test_explanations_figure_draws_circuits_and_aligned_algorithms():
     )
     assert {labels[(1, 0)], labels[(1, 1)]} == {"v1", "v2"} and len(colors) == 2
     fig = idf.explanations_figure(net, 0, explained, algorithms, "XOR", "hand-built")
-    assert len(fig.data) == 5 * (3 + 1)  # five traces per drawn network
-    assert fig.layout.title.text.startswith("hand-built: 3 valid circuits")
+    assert len(fig.data) == 5 * (2 + 1)  # five traces per drawn network
+    assert fig.layout.title.text.startswith("hand-built: 2 valid circuits")
 
 
 def test_growth_and_multi_gate_figures():
@@ -490,3 +499,31 @@ def test_conventions_figure_groups_counts_per_convention():
     assert [t.name for t in fig.data] == ["ours", "official"]
     assert list(fig.data[0].x) == [1, 2] and list(fig.data[0].y) == [2, 1]
     assert fig.layout.title.text == "t"
+
+
+def test_training_stops_after_patience_epochs_without_improvement():
+    # a learning rate of 0 lowers the loss only by rounding: every network stops after
+    # 1 + patience epochs or a few more, long before max_epochs
+    config = idf.TrainConfig(n_train=200, n_val=40, lr=0.0, max_epochs=50, patience=3)
+    trained = idf.train_networks(config, [0, 1, 2])
+    assert (trained.epochs >= 4).all() and (trained.epochs <= 10).all()
+    assert not trained.converged.any()
+
+
+def test_claim_estimates():
+    # log10 of the mean doubles per width: slope log10(2), a point interval
+    e = idf.log_slope([2, 3, 4], [np.full(5, 2.0**k) for k in range(3)])
+    assert np.isclose(e.value, np.log10(2)) and np.isclose(e.low, e.high)
+    # a mean of 0 at the smallest width: the limit is +inf
+    assert idf.log_slope([2, 3], [np.zeros(3), np.ones(3)]).value == np.inf
+    assert np.isnan(idf.log_slope([2, 3], [np.ones(1), np.ones(3)]).low)
+    with pytest.raises(ValueError, match="one sample of counts per width"):
+        idf.log_slope([2, 3, 4], [np.ones(3)])
+    s = idf.share_of([True, True, False, True])
+    assert s.value == 0.75 and s.low < 0.75 < s.high and s.n == 4
+    assert np.isnan(idf.share_of([]).low)
+    name, e = idf.least_supported(
+        {"a": idf.share_of([True] * 9), "b": idf.share_of([True] * 3), "c": s}
+    )
+    assert name == "c"
+    assert idf.least_supported({"a": s, "none": idf.share_of([])})[0] == "none"

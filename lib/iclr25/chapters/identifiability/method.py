@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -25,18 +26,29 @@ from iclr25.chapters.identifiability.networks import (
     bits,
     forward,
 )
+from iclr25.core import stats
+from iclr25.core.stats import Estimate
 
 # ---------------------------------------------------------------------------------
 # Where-then-what: circuits, then their interpretations
 # ---------------------------------------------------------------------------------
 
 
+MIN_SPARSITY = {4: 0.2, 5: 0.3}
+"""The official ``main.py``'s ``min_sparsity`` by width: a circuit is a candidate only if
+more than this share of the hidden neurons is ablated (none is required below width 4)."""
+
+
 def neuron_circuits(width: int) -> np.ndarray:
-    """Every circuit of the network as neuron masks, shape (C, 2, width): each hidden layer
-    keeps a non-empty subset of its neurons. C = (2^width - 1)^2; the full network last."""
+    """The candidate circuits of the official code as neuron masks, shape (C, 2, width):
+    each hidden layer keeps a non-empty subset of its neurons, the full network is not a
+    circuit (``all_valid_node_masks[:-1]``), and more than ``MIN_SPARSITY[width]`` of the
+    2 * width hidden neurons are ablated. C = (2^width - 1)^2 - 1 up to width 3."""
     subsets = np.array(list(itertools.product([0, 1], repeat=width))[1:], dtype=bool)
     pairs = itertools.product(range(len(subsets)), repeat=2)
-    return np.array([[subsets[i], subsets[j]] for i, j in pairs])
+    masks = np.array([[subsets[i], subsets[j]] for i, j in pairs])
+    ablated = (masks.reshape(len(masks), -1) == 0).mean(1)  # as the official sparsity
+    return masks[(ablated > MIN_SPARSITY.get(width, 0.0)) & ~masks.all((1, 2))]
 
 
 def circuit_activations(
@@ -533,3 +545,67 @@ def joint_circuits(per_gate: Sequence[Explanations]) -> np.ndarray:
 def task_name(gates: Sequence[str]) -> str:
     """A multi-gate task's name: its gates joined by " + "."""
     return " + ".join(gates)
+
+
+# ---------------------------------------------------------------------------------
+# The estimates the claims are decided on
+# ---------------------------------------------------------------------------------
+
+
+def log_slope(widths: Sequence[int], counts: Sequence[np.ndarray], seed: int = 0) -> Estimate:
+    """The least-squares slope of log10(mean count) against the width, with a 95% BCa
+    bootstrap interval that resamples the networks of each width independently
+    (``scipy.stats.bootstrap``): b = Σ (w - w̄)(y_w - ȳ) / Σ (w - w̄)², y_w = log10 mean."""
+    from scipy.stats import bootstrap
+
+    w = np.asarray(widths, dtype=float)
+    if len(w) < 2 or len(counts) != len(w):
+        raise ValueError(
+            f"log_slope() needs one sample of counts per width, two widths or more; got "
+            f"{len(counts)} samples for widths {list(widths)}"
+        )
+    n = sum(map(len, counts))
+    if any(len(c) < 2 for c in counts):  # too few networks at a width: no interval
+        return Estimate(float("nan"), float("nan"), float("nan"), n, "too few networks")
+
+    x = w - w.mean()
+
+    def slope(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.log10(np.stack([np.mean(s, axis=axis) for s in samples], -1))
+            zero = np.isinf(y)  # a mean of 0: the slope's limit is -inf or +inf
+            b = (np.where(zero, 0, y - y.mean(-1, keepdims=True)) * x).sum(-1) / (x**2).sum()
+            limit = -np.sign((zero * x).sum(-1)) * np.inf
+        return np.where(zero.any(-1), limit, b)
+
+    samples = tuple(np.asarray(c, dtype=float) for c in counts)
+    value = float(slope(*samples))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # BCa warns, then returns NaN, when it cannot
+        for method in ("BCa", "percentile"):
+            ci = bootstrap(
+                samples,
+                slope,
+                vectorized=True,
+                n_resamples=9999,
+                method=method,
+                rng=np.random.default_rng(seed),
+            ).confidence_interval
+            if not (np.isnan(ci.low) or np.isnan(ci.high)):
+                break
+    return Estimate(value, float(ci.low), float(ci.high), n, f"bootstrap ({method})")
+
+
+def share_of(flags: Sequence[bool]) -> Estimate:
+    """The share of networks for which ``flags`` is true, with its Wilson interval
+    (:func:`iclr25.core.stats.share`); no networks give NaN, which no margin decides."""
+    if not len(flags):
+        return Estimate(float("nan"), float("nan"), float("nan"), 0, "no networks")
+    return stats.share(int(np.sum(flags)), len(flags))
+
+
+def least_supported(estimates: dict[str, Estimate]) -> tuple[str, Estimate]:
+    """The estimate with the lowest interval bound (NaN first): a claim on "every" one
+    of them holds when that one's interval clears the margin, and is contradicted when
+    that one's lies below it."""
+    return min(estimates.items(), key=lambda kv: (not np.isnan(kv[1].low), kv[1].low))

@@ -38,15 +38,18 @@ def edge_covers(n_in: int, n_out: int) -> np.ndarray:
 
 def edge_circuits(width: int) -> list[np.ndarray]:
     """The official code's circuits: a neuron subset of each hidden layer and an edge
-    subset between kept neurons that cuts none of them off. Returned as the three layers'
-    edge masks, shapes (K, width, 2), (K, width, width) and (K, 1, width) (a neuron is
-    kept when it has edges). Only for width <= 3: there are 9,625 at width 3 and about
-    10^10 at width 5."""
+    subset between kept neurons that cuts none of them off, with at least one hidden
+    neuron ablated (the official loop skips the full node set, so every circuit keeping
+    all neurons, whatever its edges). Returned as the three layers' edge masks, shapes
+    (K, width, 2), (K, width, width) and (K, 1, width) (a neuron is kept when it has
+    edges). Only for width <= 3: there are 3,000 at width 3 and about 10^10 at width 5."""
     if not 1 <= width <= 3:
         raise ValueError(f"edge circuits are enumerated for widths 1 to 3 only, got {width!r}")
     masks: list[list[np.ndarray]] = [[], [], []]
     subsets = [np.flatnonzero(s) for s in itertools.product([0, 1], repeat=width) if any(s)]
     for first, second in itertools.product(subsets, repeat=2):
+        if len(first) == len(second) == width:
+            continue  # every neuron kept: the full network's node set is not a circuit
         into_first, into_second = edge_covers(2, len(first)), edge_covers(len(first), len(second))
         for e1, e2 in itertools.product(into_first, into_second):
             m1, m2, m3 = (
