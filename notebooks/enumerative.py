@@ -23,21 +23,22 @@
 # predictions with conformal prediction over a sliding window in $n$, and probe the
 # network for the large-genus asymptotic; they report that the network models the
 # Virasoro constraints the numbers obey. This chapter computes the numbers exactly,
-# trains a small transformer with DRA and three other activations over several seeds,
-# checks its predictions on an unseen genus against the string and dilaton equations,
-# and repeats the conformal and probing analyses at small scale.
+# trains a small transformer with DRA and with ReLU over paired seeds, scores it on
+# three genera it never saw against a ridge regression on the same inputs, checks
+# its predictions there against the string and dilaton equations, and repeats the
+# conformal and probing analyses at small scale.
 
 # %% tags=["parameters"]
 g_max = 10
 n_max = 7
-ood_genera = 1
+ood_genera = 3
 width = 32
 layers = 2
-epochs = 20
-batch_size = 256
-lr = 0.003
-seeds = 3
-baseline_seeds = 1
+epochs = 56
+batch_size = 64
+lr = 5e-4
+seeds = 5
+baseline_seeds = 0
 confidence = 0.9
 window = 1
 seed = 0
@@ -56,6 +57,7 @@ from plotly.subplots import make_subplots
 
 from iclr25 import core
 from iclr25.chapters import enumerative
+from iclr25.core import stats
 
 p = core.chapter("enumerative", globals())
 
@@ -114,15 +116,19 @@ fig.show()
 # tiny. The paper's data reach $10^{\pm 45}$ at higher genus; ours, up to genus
 # `g_max`, span the range printed above.
 #
-# ## Learning: DRA against ReLU, GELU and Snake
+# ## Learning: DRA against ReLU
 #
-# The paper's activation, in the form of the authors' `torch-dra` package, is
+# The paper's activation, as the network behind its results writes it (the official
+# training script, `model/TR_ABCD2seq.py`), is
 #
-# $$\mathrm{DRA}(x) = x + \frac{b\,\sin^2(a x)}{a} + c\cos(a x) + d\tanh(b x)$$
+# $$\mathrm{DRA}(x) = x + \frac{a\,\sin^2(a x)}{b} + c\cos(b x) + d\tanh(b x)$$
 #
-# with learnable scalars $a, b, c, d$. We write $\sin^2(ax)/a$ as
-# $x\sin(ax)\operatorname{sinc}(ax/\pi)$, the same function without a division, so a
-# near-zero $a$ is harmless. Snake, $x + \sin^2(ax)/a$, is the periodic baseline.
+# with learnable scalars $a, b, c, d$ drawn from $N(0, 1)$. The authors' `torch-dra`
+# package writes $x + b\sin^2(ax)/a + c\cos(ax) + d\tanh(bx)$, and the paper's text
+# $x + a\sin^2(x/b) + c\cos(bx) + d\tanh(bx)$: three forms of one design, an identity
+# that carries large values, periodic terms for the recursion and a bounded tanh. We
+# train the first, the one the reported numbers come from. ReLU is the paired
+# baseline; GELU and Snake, $x + \sin^2(ax)/a$, train with `baseline_seeds` > 0.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: DRA
@@ -132,21 +138,19 @@ fig.show()
 # $(g, n)$ added to every token (the paper's "+" modulation); two pre-norm transformer
 # encoder layers use the activation in their feed-forward blocks, a masked mean pools
 # the tokens, and an MLP with the same activation regresses $\log\langle\cdots\rangle_g$.
-# Scaled down from the paper: one branch instead of two (the paper also feeds quantum
-# Airy structure coefficients to a second branch, and adds a Barlow-Twins loss between
-# the branches, which one branch does not have), a mean instead of its learnable PNA
-# aggregation, a width of `width`, `epochs` epochs and a larger learning rate than the
-# paper's $5\cdot 10^{-4}$ to fit the budget. The loss is the paper's L1 loss.
+# Training follows the official configuration: the paper's L1 loss, Adam at a rate of
+# $5\cdot 10^{-4}$ with weight decay $10^{-5}$, halved every 14 epochs, minibatches of
+# 64; for `epochs` epochs instead of 100.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
-# :pyobject: IntersectionTransformer
+# :pyobject: fit
 # ```
 #
 # The split is out of distribution by genus, as in the paper (which trains on $g\le 13$):
 # the highest `ood_genera` genera are never seen; the lower genera are split at random
-# into training (70%), calibration (15%) and test (15%) sets. Every activation trains
-# from the same seed on the same batches. The metric is the paper's: $R^2$ of the log
-# values.
+# into training (70%), calibration (15%) and test (15%) sets. The metric is the
+# paper's, $R^2$ of the log values, and the mean absolute error (MAE, in nats) of the
+# log values, which $R^2$ hides: the spread between genera and $n$ saturates it.
 
 # %%
 g_test = p.g_max - p.ood_genera + 1
@@ -156,13 +160,14 @@ print({name: len(d) for name, d in part.items()},
       f"OOD genera: {g_test}..{p.g_max}")
 
 # %% [markdown]
-# The four activations share one training configuration. DRA and ReLU, the pair the
-# claims compare, are trained from `seeds` seeds (`seed`, `seed + 1`, ...; the
-# initialisation and the batch order change, the split does not), GELU and Snake from
-# `baseline_seeds`; each model is trained once per configuration and cached:
+# DRA and ReLU, the pair the claims compare, are trained from `seeds` seeds (`seed`,
+# `seed + 1`, ...; the initialisation and the batch order change, the split does
+# not), each pair on the same batches; each model is trained once per configuration
+# and cached:
 
 # %%
-ACTS = list(enumerative.ACTIVATIONS)
+ACTS = [a for a in enumerative.ACTIVATIONS
+        if a in ("dra", "relu") or p.baseline_seeds > 0]
 NAMES = {"dra": "DRA", "relu": "ReLU", "gelu": "GELU", "snake": "Snake"}
 COLORS = dict(zip(ACTS, qualitative.Plotly))
 count = {"dra": p.seeds, "relu": p.seeds}
@@ -178,7 +183,8 @@ def trained(act, seed):
     configuration and cached."""
     config = {"act": act, "g_max": p.g_max, "n_max": p.n_max,
               "ood_genera": p.ood_genera, "device": p.torch_device.type,
-              "seed": seed, **train_config}
+              "seed": seed, "dra": "official", "optimiser": "adam-steplr",
+              **train_config}
 
     def build():
         model, history = enumerative.fit(
@@ -193,31 +199,51 @@ def trained(act, seed):
     return model.eval(), stored["history"]
 
 # %% [markdown]
-# The models, each scored by $R^2$ of the log values in and out of distribution
-# and by the mean absolute error (MAE, in nats) on the unseen genus; the table gives
+# Two references that need no network. The null regressor is a ridge regression of
+# the log value on the inputs and simple transforms of them (the features of the
+# control probe below), fitted on the same training rows: it predicts smoothly from
+# what the network reads and knows nothing of the recursion. Aggarwal's large-genus
+# asymptotic (below) is a closed form, printed for scale.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
+# :pyobject: ridge_baseline
+# ```
+
+# %%
+def scores(label, s, pred):
+    """R^2 in and out of distribution and the OOD MAE of one predictor."""
+    r2 = {name: enumerative.r2(part[name].log_value, pred[name])
+          for name in ("train", "test", "ood")}
+    mae = np.abs(part["ood"].log_value - pred["ood"]).mean()
+    return {"model": label, "seed": s, "R2 train": r2["train"],
+            "R2 test (ID)": r2["test"], "R2 OOD": r2["ood"],
+            "MAE OOD": mae}
+
+
+ridge = enumerative.ridge_baseline(part["train"])
+references = {
+    "ridge (null)": {k: ridge(d) for k, d in part.items()},
+    "asymptotic": {k: enumerative.asymptotic_terms(d).sum(axis=1)
+                   for k, d in part.items()}}
+
+# %% [markdown]
+# The models and the references, scored in and out of distribution; the table gives
 # the mean over seeds and, beside it, the standard deviation:
 
 # %%
-models, histories, predictions, rows_ = {}, {}, {}, []
+models, histories, predictions = {}, {}, {}
+rows_ = [scores(label, None, pred) for label, pred in references.items()]
 for act in ACTS:
     for s in SEEDS[act]:
         models[act, s], history = trained(act, s)
         histories.setdefault(act, history)  # the first seed's curve
-        pred = {name: enumerative.predict(models[act, s], d,
-                                          p.torch_device)
-                for name, d in part.items()}
-        predictions[act, s] = pred
-        rows_.append({
-            "activation": NAMES[act], "seed": s,
-            "R2 train": enumerative.r2(part["train"].log_value,
-                                       pred["train"]),
-            "R2 test (ID)": enumerative.r2(part["test"].log_value,
-                                           pred["test"]),
-            "R2 OOD": enumerative.r2(part["ood"].log_value, pred["ood"]),
-            "MAE OOD": np.abs(part["ood"].log_value - pred["ood"]).mean()})
+        predictions[act, s] = {
+            name: enumerative.predict(models[act, s], d, p.torch_device)
+            for name, d in part.items()}
+        rows_.append(scores(NAMES[act], s, predictions[act, s]))
 per_seed = pd.DataFrame(rows_)
-by_act = per_seed.drop(columns="seed").groupby("activation", sort=False)
-mean, sd = by_act.mean(), by_act.std()  # sd: NaN for a single seed
+by_model = per_seed.drop(columns="seed").groupby("model", sort=False)
+mean, sd = by_model.mean(), by_model.std()  # sd: NaN for a single seed
 pd.concat({"mean": mean, "sd": sd}, axis=1).round(4)
 
 # %%
@@ -248,29 +274,36 @@ def scatter_figure(act):
 
 core.explore(scatter_figure, ACTS, "activation");
 
+# %% [markdown]
+# The claims, each decided over the seeds with a 95% bootstrap interval
+# (`core.stats`). The setup claim first: the networks fit the training genera. Then
+# the capability, the DRA network's OOD error against the null regressor's, and the
+# paper's ranking, DRA's OOD error against ReLU's from the same seed.
 
 # %%
-def mean_sd(act, column):
-    """'mean ± sd over the seeds' of one score of one activation."""
-    m, s = mean.loc[NAMES[act], column], sd.loc[NAMES[act], column]
-    return f"{m:.4f}" + ("" if np.isnan(s) else f" ± {s:.4f}")
+def column(label, name):
+    """One score of one model, per seed (a reference: one value)."""
+    return per_seed.loc[per_seed.model == label, name].to_numpy()
 
 
+fit_r2 = np.concatenate([column(NAMES[a], "R2 test (ID)")
+                         for a in ("dra", "relu")])
+core.claim("fits-training-genera", estimate=stats.mean(fit_r2))
+mae = {a: column(NAMES[a], "MAE OOD") for a in ("dra", "relu")}
+ridge_mae = column("ridge (null)", "MAE OOD")[0]
+core.claim(
+    "ood-accuracy",
+    estimate=stats.paired_difference(np.full(p.seeds, ridge_mae),
+                                     mae["dra"]),
+    measured=f"OOD MAE (nats): ridge {ridge_mae:.3f}, DRA "
+             f"{mae['dra'].mean():.3f} ± {mae['dra'].std(ddof=1):.3f}")
 core.claim(
     "dra-ood",
-    value=mean.loc["DRA", "R2 OOD"] - mean.loc["ReLU", "R2 OOD"],
-    measured=f"OOD R^2 over {p.seeds} seeds: DRA {mean_sd('dra', 'R2 OOD')}"
-             f", ReLU {mean_sd('relu', 'R2 OOD')}; OOD MAE (nats): DRA "
-             f"{mean_sd('dra', 'MAE OOD')}, ReLU "
-             f"{mean_sd('relu', 'MAE OOD')}",
-);
+    estimate=stats.paired_difference(mae["relu"], mae["dra"]),
+    measured=f"OOD MAE (nats): ReLU {mae['relu'].mean():.3f} ± "
+             f"{mae['relu'].std(ddof=1):.3f}, DRA {mae['dra'].mean():.3f}");
 
 # %% [markdown]
-# The R^2 is high for every activation, because the log values vary over many orders
-# of magnitude between genera and $n$; the mean absolute error (in nats, the table
-# above) tells the models apart better, and the standard deviation over seeds says
-# how much of a difference between two activations a new seed could undo.
-#
 # ## Do the predictions obey the Virasoro constraints?
 #
 # The paper's interpretability analysis finds that the network models the Virasoro
@@ -278,7 +311,7 @@ core.claim(
 #
 # $$\langle\tau_0\,\tau_D\rangle_g = \sum_{j:\,d_j>0}\langle\tau_{d_j-1}\,\tau_{D\setminus j}\rangle_g, \qquad \langle\tau_1\,\tau_D\rangle_g = (2g-2+|D|)\,\langle\tau_D\rangle_g,$$
 #
-# relate numbers of one genus with $n$ and $n-1$ points, so on the genus the network
+# relate numbers of one genus with $n$ and $n-1$ points, so on the genera the network
 # never saw they relate its predictions to its predictions. We write each equation
 # in logs, residual $= \log(\text{left}) - \log(\text{right})$, for every left-hand
 # side with a $\tau_0$ (string) or a $\tau_1$ (dilaton) whose right-hand numbers are
@@ -288,79 +321,56 @@ core.claim(
 # :pyobject: virasoro_residuals
 # ```
 #
-# An error common to the whole genus cancels from both sides: the residuals measure
-# the relative structure of the predictions, not their level. How small is small?
-# The null is the same model's errors reassigned at random among the rows of the
-# genus: errors of the same sizes that know nothing of the equations. The bound,
-# fixed before the run: DRA's mean |residual| is below that null (ratio below 1,
-# mean over seeds), and, as a second claim, below ReLU's. The residuals and the
-# OOD error measure different things: a model can be further off in level on the
-# unseen genus and still closer in the relative structure the equations fix.
+# An error common to a whole genus cancels from both sides: the residuals measure
+# the relative structure of the predictions, not their level. Any smooth predictor
+# has errors that vary slowly between inputs one token apart, so the residuals are
+# small for it too. The null is therefore the ridge regression above, smooth and
+# blind to the equations: DRA's mean |residual| must be below the ridge's, and,
+# as a second claim, below ReLU's from the same seed.
 
 # %%
 ood = part["ood"]
 eqs = enumerative.virasoro_equations(ood)
 exact_residual = np.abs(enumerative.virasoro_residuals(eqs, ood.log_value))
-print(f"{len(eqs.lhs)} equations on the unseen genus "
+print(f"{len(eqs.lhs)} equations on the unseen genera "
       f"({(eqs.kind == 'string').sum()} string, "
       f"{(eqs.kind == 'dilaton').sum()} dilaton); largest |residual| of "
       f"the exact numbers: {exact_residual.max():.1e} nats")
-lhs_n, vir, by_n, null_n = ood.n[eqs.lhs], [], {}, []
-for (act, s), pred in predictions.items():
+lhs_n, vir, by_n = ood.n[eqs.lhs], [], {}
+runs = [(("ridge (null)", None), references["ridge (null)"]),
+        *(((NAMES[a], s), pred) for (a, s), pred in predictions.items())]
+for (label, s), pred in runs:
     res = np.abs(enumerative.virasoro_residuals(eqs, pred["ood"]))
-    null = enumerative.shuffled_residuals(
-        eqs, ood.log_value, pred["ood"], ood.g, np.random.default_rng(s))
-    vir.append({"activation": NAMES[act], "seed": s,
+    vir.append({"model": label, "seed": s,
                 "string": res[eqs.kind == "string"].mean(),
                 "dilaton": res[eqs.kind == "dilaton"].mean(),
-                "both": res.mean(), "errors shuffled": null.mean(),
-                "ratio": res.mean() / null.mean()})
-    by_n.setdefault(NAMES[act], []).append(
-        enumerative.mean_by(res, lhs_n)[1])
-    if act == "dra":
-        null_n.append(enumerative.mean_by(null, lhs_n)[1])
+                "both": res.mean()})
+    by_n.setdefault(label, []).append(enumerative.mean_by(res, lhs_n)[1])
 vir = pd.DataFrame(vir)
-vir_mean = vir.drop(columns="seed").groupby("activation", sort=False)
-vir_mean.mean().round(3)
+vir.drop(columns="seed").groupby("model", sort=False).mean().round(3)
 
 # %%
 ns = np.unique(lhs_n)
+null_n = by_n.pop("ridge (null)")[0]
 enumerative.virasoro_figure(
     {name: (ns, np.mean(v, axis=0)) for name, v in by_n.items()},
-    {NAMES[a]: COLORS[a] for a in ACTS},
-    null=(ns, np.mean(null_n, axis=0))).show()
-
+    {NAMES[a]: COLORS[a] for a in ACTS}, null=(ns, null_n)).show()
 
 # %%
-def vir_stat(act, column):
-    """'mean ± sd over the seeds' of one Virasoro column."""
-    values = vir.loc[vir.activation == NAMES[act], column]
-    sd_ = values.std()
-    return f"{values.mean():.3f}" + ("" if np.isnan(sd_) else f" ± {sd_:.3f}")
-
-
-dra_vir = vir[vir.activation == "DRA"]
+both = {label: vir.loc[vir.model == label, "both"].to_numpy()
+        for label in vir.model.unique()}
+dra_res, relu_res = both["DRA"], both["ReLU"]
+ridge_res = both["ridge (null)"][0]
 core.claim(
     "virasoro",
-    value=dra_vir["ratio"].mean(),
-    measured=f"mean |residual| (nats) over {len(dra_vir)} seeds: DRA "
-             f"{vir_stat('dra', 'both')}, its errors shuffled "
-             f"{vir_stat('dra', 'errors shuffled')}; ratio "
-             f"{vir_stat('dra', 'ratio')}",
-);
-
-# %%
-relu_vir = vir[vir.activation == "ReLU"]
+    estimate=stats.paired_difference(np.full(p.seeds, ridge_res), dra_res),
+    measured=f"mean |residual| (nats): ridge {ridge_res:.3f}, DRA "
+             f"{dra_res.mean():.3f} ± {dra_res.std(ddof=1):.3f}")
 core.claim(
     "virasoro-dra",
-    value=relu_vir["both"].mean() - dra_vir["both"].mean(),
-    measured=f"mean |residual| (nats): DRA {vir_stat('dra', 'both')}, "
-             f"ReLU {vir_stat('relu', 'both')} (string: DRA "
-             f"{vir_stat('dra', 'string')}, ReLU "
-             f"{vir_stat('relu', 'string')}; dilaton: DRA "
-             f"{vir_stat('dra', 'dilaton')}, ReLU "
-             f"{vir_stat('relu', 'dilaton')})",
-);
+    estimate=stats.paired_difference(relu_res, dra_res),
+    measured=f"mean |residual| (nats): ReLU {relu_res.mean():.3f} ± "
+             f"{relu_res.std(ddof=1):.3f}, DRA {dra_res.mean():.3f}");
 
 # %% [markdown]
 # ## Uncertainty: conformal prediction with a sliding window over $n$
@@ -370,9 +380,10 @@ core.claim(
 # points exchangeable with a calibration set: $q$ is the
 # $\lceil(1-\alpha)(m+1)\rceil$-th smallest absolute residual of the $m$ calibration
 # points. One global $q$ guarantees coverage on average over all test points, but the
-# errors are heteroscedastic: their size changes with $n$. The paper therefore calibrates each
-# test point on the calibration points with a nearby number of marked points: a window
-# $|n' - n| \le w$ that slides with $n$. crepes computes each quantile.
+# errors are heteroscedastic: their size changes with $n$. The paper therefore
+# calibrates each test point on the calibration points with a nearby number of marked
+# points: a window $|n' - n| \le w$ that slides with $n$. crepes computes each
+# quantile.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: conformal_halfwidths
@@ -385,9 +396,8 @@ core.claim(
 # for a small window), so it checks the code rather than the paper, and is
 # printed, not claimed: the figure marks three binomial standard deviations,
 # $\max(0.05,\ 3\sqrt{c(1-c)/m_n})$ below the nominal $c$, $m_n$ being the
-# number of test points with that $n$. What the data decide is whether the
-# interval width follows the errors as $n$ changes, where one global quantile
-# has one width for all, and what happens on the genus the model never saw.
+# number of test points with that $n$. The claims are on the genera the model
+# never saw, below.
 
 # %%
 ACT = "dra"
@@ -425,11 +435,11 @@ pd.DataFrame({"test points": coverage[None].count,
 
 # %% [markdown]
 # One global quantile gives intervals of one width for every $n$: it covers on average,
-# but too much where the model is accurate and too little where it is not, as the table
-# shows. The window adapts the width to the errors of neighbouring $n$.
-# The next figure summarises the sensitivity to the window: the worst deviation from the
-# nominal coverage over $n$, and the mean width, for each $w$ (the global quantile is
-# the limit of a window that covers every $n$).
+# but too much where the model is accurate and too little where it is not. The window
+# adapts the width to the errors of neighbouring $n$. The next figure summarises the
+# sensitivity to the window: the worst deviation from the nominal coverage over $n$,
+# and the mean width, for each $w$ (the global quantile is the limit of a window that
+# covers every $n$).
 
 # %%
 worst = {w: np.max(np.abs(c.coverage - p.confidence))
@@ -448,50 +458,49 @@ fig.update_xaxes(title_text="window w", type="category")
 fig.update_layout(title="Sensitivity to the window size", height=360)
 fig.show()
 
-# %% [markdown]
-# The check, printed, and the claim on widths: across the values of $n$ with at
-# least `MIN_ROWS_PER_N` ID test rows, do the window's widths rank as the widths
-# each $n$ needs (the nominal quantile of its test rows' $|y-\hat y|$)? The bound,
-# fixed before the run: Spearman's correlation above 0.5.
-
 # %%
 inside = np.abs(coverage[p.window].coverage - p.confidence) <= tolerance
 print(f"window w = {p.window}, ID test: coverage within three binomial "
       f"standard deviations of {p.confidence:.0%} for {inside.sum()} of "
       f"{len(inside)} values of n (worst deviation {worst[p.window]:.3f}); "
       f"global quantile: worst deviation {worst[None]:.3f}")
-rho, n_used, width_w, needed = enumerative.width_tracking(
-    halfwidths[p.window], np.abs(y_test - y_hat), part["test"].n,
-    p.confidence, enumerative.MIN_ROWS_PER_N)
-core.claim(
-    "width-adapts",
-    value=rho,
-    measured=f"Spearman {rho:.2f} over n = {', '.join(map(str, n_used))}: "
-             f"widths {np.round(width_w, 2).tolist()}, needed "
-             f"{np.round(needed, 2).tolist()}, global "
-             f"{2 * halfwidths[None][0]:.2f} (nats)",
-);
 
 # %% [markdown]
-# Coverage is guaranteed only for exchangeable data. The unseen genus is not
-# exchangeable with the calibration set, which comes from the training genera:
-# the same window intervals on the OOD genus, by $n$. The bound, fixed before the
-# run: coverage at least the nominal minus 0.05.
+# Coverage is guaranteed only for exchangeable data. The unseen genera are not
+# exchangeable with the calibration set, which comes from the training genera. For
+# each DRA seed we calibrate the window on the training genera and apply it to the
+# unseen ones, and ask two things, over the seeds: do the window's widths rank
+# across $n$ as the widths the unseen genera need (the nominal quantile of their
+# $|y-\hat y|$, over the $n$ with at least `MIN_ROWS_PER_N` rows), Spearman's
+# correlation above 0.5; and do the intervals still cover, at least the nominal
+# minus 0.05?
 
 # %%
-q_ood = enumerative.conformal_halfwidths(
-    residuals, part["calibration"].n, ood.n, p.confidence, p.window)
-ood_cov = enumerative.coverage_by_n(ood.log_value, pred["ood"], q_ood, ood.n)
-ood_total = np.average(ood_cov.coverage, weights=ood_cov.count)
-core.claim(
-    "ood-coverage",
-    value=ood_total - p.confidence,
-    measured=f"OOD coverage {ood_total:.3f} (nominal {p.confidence:g}) "
-             f"over {ood_cov.count.sum()} numbers",
-);
-pd.DataFrame({"n": ood_cov.n, "OOD test points": ood_cov.count,
-              "coverage": ood_cov.coverage.round(3),
-              "mean width (nats)": ood_cov.width.round(2)}).set_index("n").T
+ood_rows, rhos, shortfall = [], [], []
+for s in SEEDS[ACT]:
+    pr = predictions[ACT, s]
+    cal = part["calibration"]
+    q = enumerative.conformal_halfwidths(
+        cal.log_value - pr["calibration"], cal.n, ood.n, p.confidence,
+        p.window)
+    cov = enumerative.coverage_by_n(ood.log_value, pr["ood"], q, ood.n)
+    shortfall.append(np.average(cov.coverage, weights=cov.count)
+                     - p.confidence)
+    rho, n_used, width_w, needed = enumerative.width_tracking(
+        q, np.abs(ood.log_value - pr["ood"]), ood.n, p.confidence,
+        enumerative.MIN_ROWS_PER_N)
+    rhos.append(rho)
+    ood_rows.append({"seed": s, "coverage": shortfall[-1] + p.confidence,
+                     "Spearman": rho,
+                     **{f"width / needed, n = {n}": w / m
+                        for n, w, m in zip(n_used, width_w, needed)}})
+pd.DataFrame(ood_rows).set_index("seed").round(3)
+
+# %%
+core.claim("width-adapts", estimate=stats.mean(rhos))
+core.claim("ood-coverage", estimate=stats.mean(shortfall),
+           measured=f"OOD coverage minus {p.confidence:g}: "
+                    f"{stats.mean(shortfall)}");
 
 # %% [markdown]
 # ## Probing for the large-genus asymptotic
@@ -549,9 +558,9 @@ fig.show()
 # :pyobject: input_features
 # ```
 #
-# The selectivity is the trained probe's $R^2$ minus the control's: what the network
-# adds to what a probe reads from the inputs directly. The bound, fixed before the
-# run: selectivity for the log-ratio on the ID test rows above 0 (mean over seeds).
+# The claim compares the trained network with its own random initialisation, seed
+# by seed: what training put into the representation. The control probe shows what
+# the inputs alone give away, printed beside it.
 
 # %%
 target = {name: enumerative.probe_targets(d) for name, d in part.items()}
@@ -602,31 +611,23 @@ core.explore(
 LOG_RATIO = enumerative.PROBE_TARGETS.index("log(exact/asymptotic)")
 ratio_r2 = {(label, split): np.array([r[split][LOG_RATIO] for r in runs])
             for label, runs in probe.items() for split in ("test", "ood")}
-select = {split: ratio_r2["trained DRA network", split]
-          - ratio_r2["inputs (control)", split] for split in ("test", "ood")}
-selectivity = select["test"]
+trained_r2 = ratio_r2["trained DRA network", "test"]
+random_r2 = ratio_r2["random DRA network", "test"]
 core.claim(
     "probe-asymptotic",
-    value=selectivity.mean(),
-    measured=f"ID-test R^2 of the log-ratio: trained "
-             f"{ratio_r2['trained DRA network', 'test'].mean():.4f}, random "
-             f"{ratio_r2['random DRA network', 'test'].mean():.4f}, inputs "
-             f"{ratio_r2['inputs (control)', 'test'].mean():.4f}; "
-             f"selectivity {selectivity.mean():.4f} (sd "
-             f"{selectivity.std(ddof=1) if len(selectivity) > 1 else 0:.4f}"
-             f" over {len(selectivity)} seeds); on the unseen genus "
-             f"{select['ood'].mean():.4f}",
-);
+    estimate=stats.paired_difference(trained_r2, random_r2),
+    measured=f"ID-test R^2 of the log-ratio: trained {trained_r2.mean():.4f}"
+             f", random {random_r2.mean():.4f}, inputs "
+             f"{ratio_r2['inputs (control)', 'test'].mean():.4f}; on the "
+             f"unseen genera: trained "
+             f"{ratio_r2['trained DRA network', 'ood'].mean():.4f}, inputs "
+             f"{ratio_r2['inputs (control)', 'ood'].mean():.4f}");
 
 # %% [markdown]
-# The three log-terms are read almost perfectly from every feature set, the inputs
-# included: they are smooth functions of $g$, $n$ and the $d_i$, so a probe for them
-# shows nothing the inputs do not already give away. The log-ratio is what the
-# claim rests on. Read its selectivity against the spread over seeds printed with
-# it, and against the same selectivity on the unseen genus: a margin smaller than
-# the spread says the representation holds about what the inputs hold, no more.
-# The paper's causal and abductive analyses, which go further, are not repeated
-# here.
+# The three log-terms are smooth functions of $g$, $n$ and the $d_i$, so a probe for
+# them shows little the inputs do not already give away; the log-ratio is what the
+# claim rests on. The paper's causal and abductive analyses, which go further, are
+# not repeated here.
 #
 # ## Claims
 #
@@ -647,22 +648,34 @@ core.claims_table();
 #
 # - *Data.* The paper trains on genera up to 13 and tests on higher genera, with
 #   values from $10^{-45}$ to $10^{45}$; we compute genera up to `g_max` = 10 with
-#   at most `n_max` = 7 marked points and hold out the last genus, so the values
-#   span a far smaller range and the extrapolation is by one genus.
-# - *Model and training.* One branch instead of the paper's two (no quantum Airy
-#   structure inputs, no Barlow-Twins loss), a masked mean instead of its PNA
-#   aggregation, width 32, 20 epochs and a larger learning rate; `seeds` = 3
-#   seeds for DRA and ReLU, one for GELU and Snake.
+#   at most `n_max` = 7 marked points, train on $g \le 7$ and test on the three
+#   genera 8 to 10, so the values span a smaller range. The official data loader
+#   also drops five small $(g, n)$; we keep every stable one.
+# - *Model.* One branch instead of the official two (no quantum Airy structure
+#   coefficients, so no Barlow-Twins term between branches), a continuous embedding
+#   of $d_i$ instead of a lookup table, a masked mean instead of the learnable PNA
+#   aggregation, no memory tokens or batch normalisation, width 32. The activation
+#   is DRA as the official training script writes it, which differs from the
+#   `torch-dra` package's form and from the paper's text (above).
+# - *Training.* The official optimiser, rate, weight decay, step schedule and
+#   minibatch size, for `epochs` = 21 epochs instead of 100 (one halving of the
+#   rate instead of seven), so that five paired seeds of DRA and ReLU fit the
+#   book's budget of a few CPU-minutes; GELU and Snake train only on request
+#   (`baseline_seeds`).
+# - *Claims* are decided over the paired seeds with 95% bootstrap intervals; the
+#   paper reports single runs.
 # - *Virasoro constraints.* The paper finds them in the network with causal and
-#   correlational interpretability analyses of its two-branch model; we test
-#   what such a model must show from outside, the string and dilaton equations
-#   on its own predictions for a genus it never saw, against a shuffled-error
-#   null and against ReLU. The higher constraints $L_k$, $k \ge 1$, which relate
+#   correlational interpretability analyses of its two-branch model; we test what
+#   such a model must show from outside, the string and dilaton equations on its
+#   own predictions for genera it never saw, against a smooth regressor blind to
+#   them and against ReLU. The higher constraints $L_k$, $k \ge 1$, which relate
 #   different genera, are not tested.
 # - *Conformal prediction* follows the paper: a sliding window over $n$ against
-#   one global quantile, on our smaller calibration set, and on the unseen genus.
-# - *Probing* covers linear probes only, with a control probe on the inputs;
-#   the paper's causal and abductive analyses are not repeated.
+#   one global quantile, calibrated on the training genera.
+# - *Probing* covers linear probes only, against the random network and a control
+#   probe on the inputs; the paper's causal and abductive analyses, and the
+#   subleading asymptotic terms of the official analysis notebook, are not
+#   repeated.
 #
 # ## Going further
 #
@@ -672,7 +685,7 @@ core.claims_table();
 # a larger run, best on a GPU:
 #
 # ```
-# python -m iclr25 run enumerative -p g_max=13 -p n_max=8 -p ood_genera=2 -p width=64 -p epochs=100 -p lr=0.0005 -p seeds=5 -p baseline_seeds=5
+# python -m iclr25 run enumerative -p g_max=13 -p n_max=8 -p ood_genera=3 -p width=64 -p epochs=100 -p seeds=10 -p baseline_seeds=5
 # ```
 #
 # Other things to try: more seeds (`seeds`, `baseline_seeds`) to see how much the

@@ -25,14 +25,15 @@ Files, in reading order:
 * ``intersection.py``: the exact numbers, by the Dijkgraaf-Verlinde-Verlinde (DVV)
   recursion, i.e. the Virasoro constraints L_k, k >= -1, in Python Fractions, memoised;
   the data set; Aggarwal's asymptotic and its log-terms;
-* ``method.py``: the activations (DRA as the authors' ``torch-dra`` package writes it,
-  Snake, and the ReLU / GELU baselines); the transformer over partition tokens, its
-  training (L1 loss, Adam) and R^2; split conformal prediction with a sliding window over
-  n (crepes' conformal regressor computes every quantile), and whether its widths follow
-  the errors; the string and dilaton equations (Virasoro L_{-1}, L_0) as residuals of a
-  model's predictions, with a shuffled-error null; the linear probes (scikit-learn's ridge
-  regression), their targets (the asymptotic's log-terms and log(exact / asymptotic)) and
-  the control probe's input features;
+* ``method.py``: the activations (DRA as the official training script writes it, Snake,
+  and the ReLU / GELU baselines); the transformer over partition tokens, its training
+  (L1 loss, Adam, the official step schedule) and R^2; split conformal prediction with a
+  sliding window over n (crepes' conformal regressor computes every quantile), and
+  whether its widths follow the errors; the string and dilaton equations (Virasoro
+  L_{-1}, L_0) as residuals of a model's predictions; the linear probes (scikit-learn's
+  ridge regression), their targets (the asymptotic's log-terms and log(exact /
+  asymptotic)), the control probe's input features, and the null regressor (ridge on
+  those features);
 * ``figures.py``: the figure builders;
 * this file: ``PARAMETERS``, ``SMOKE`` and the ``CLAIMS`` registry.
 """
@@ -71,14 +72,14 @@ from iclr25.chapters.enumerative.method import (
     probe_targets,
     r2,
     represent,
-    shuffled_residuals,
+    ridge_baseline,
     sin2_over,
     split_by_genus,
     virasoro_equations,
     virasoro_residuals,
     width_tracking,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Param
+from iclr25.core import ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -89,115 +90,177 @@ PARAMETERS = {
         10, "largest genus generated; the highest genera are the OOD test", low=2, high=16
     ),
     "n_max": Param(7, "largest number of marked points n", low=3, high=10),
-    "ood_genera": Param(1, "how many of the highest genera are held out (OOD)", low=1, high=4),
+    "ood_genera": Param(3, "how many of the highest genera are held out (OOD)", low=1, high=6),
     "width": Param(32, "transformer width (tokens and pooled representation)", low=8, high=512),
     "layers": Param(2, "transformer encoder layers", low=1, high=8),
-    "epochs": Param(20, "training epochs per activation", low=1, high=2000),
-    "batch_size": Param(256, "minibatch size", low=8, high=8192),
-    "lr": Param(0.003, "Adam learning rate", low=1e-5, high=0.1),
+    "epochs": Param(56, "training epochs per model", low=1, high=2000),
+    "batch_size": Param(64, "minibatch size (the official 64)", low=8, high=8192),
+    "lr": Param(5e-4, "Adam learning rate (the official 5e-4)", low=1e-5, high=0.1),
     "seeds": Param(
-        3, "training seeds of DRA and ReLU (the claims' pair): seed, seed + 1, ...", low=1, high=10
+        5, "training seeds of DRA and ReLU (the claims' pairs): seed, seed + 1, ...", low=2, high=20
     ),
     "baseline_seeds": Param(
-        1, "training seeds of GELU and Snake (shown beside them, not claimed)", low=1, high=10
+        0, "training seeds of GELU and Snake (shown beside them, not claimed)", low=0, high=10
     ),
     "confidence": Param(0.9, "nominal coverage of the conformal intervals", low=0.5, high=0.99),
     "window": Param(1, "half-width w of the sliding window over n", low=0, high=10),
     "seed": Param(0, "seed of the splits, initialisations and batch order", low=0),
     "device": Param("auto", "compute device", choices=("auto", "cpu", "cuda")),
 }
-"""The chapter's parameters: book defaults run in about two minutes on one core."""
+"""The chapter's parameters: book defaults train ten models in about three CPU-minutes."""
 
 SMOKE = {"g_max": 5, "n_max": 5, "width": 8, "layers": 1, "epochs": 2, "seeds": 2}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
 MIN_ROWS_PER_N = 10
-"""The interval-width claim compares widths only over the n with at least this many ID
-test rows (fixed before the run: a needed width from fewer rows is noise)."""
+"""The interval-width claim compares widths only over the n with at least this many
+unseen-genus rows (fixed before the run: a needed width from fewer rows is noise)."""
 
 # ---------------------------------------------------------------------------------
 # The chapter's claims: one registry, fixed before the run
 # ---------------------------------------------------------------------------------
 
+_SEEDS = "over the paired training seeds"
+
 _SCALE = (
-    "a width-32, two-layer, one-branch transformer trained for 20 epochs (about 640 Adam "
-    "steps) extrapolating by a single genus (g = 10, values within 10^+-20)"
+    "A width-32, one-branch transformer trained for 56 epochs on genera up to 7 fits them "
+    "closely but extrapolates to genera 8-10 with an error that is largely common to each "
+    "genus and varies from seed to seed by about as much as its size, while the log "
+    "values there are close to a low-order function of the inputs (Aggarwal's asymptotic "
+    "is within a few hundredths of a nat at these genera), which the ridge's quadratic "
+    "features nearly span."
 )
 _SHOWS = (
-    "What would show it: g_max=13 and higher held-out genera (-p g_max=13 -p ood_genera=2), "
-    "the paper's longer training at lr 5e-4 with its two branches, and more seeds."
+    "What would show it: the paper's scale, genera up to 13 in training and 14 and above "
+    "held out, where the factorial growth leaves low-order features behind (with the "
+    "official 100 epochs and two branches), and more seeds."
 )
 
-
 CLAIMS: dict[str, ClaimSpec] = {
-    # mean over seeds of the OOD R^2, DRA minus ReLU: the paper ranks DRA first, so any
-    # positive margin
+    # mean over the DRA and ReLU models of the ID-test R^2 of the log values
+    "fits-training-genera": ClaimSpec(
+        "The trained networks fit the numbers of the training genera: in-distribution "
+        "test R^2 of the log values above 0.99 (mean over the DRA and ReLU models)",
+        kind="setup",
+        rule=Margin(
+            above=0.99,
+            why="a fit explaining less than 99% of the variance of log values spanning "
+            "dozens of orders of magnitude misses many numbers by a factor e or more",
+        ),
+        control="a fixed threshold (no control run)",
+    ),
+    # per seed: ridge's OOD MAE minus DRA's (ridge is one fit on the same rows)
+    "ood-accuracy": ClaimSpec(
+        "On the genera never seen in training, the DRA network's mean absolute error of "
+        "the log values is below that of a ridge regression on the same inputs",
+        paper="the transformer predicts the intersection numbers out of distribution "
+        "(train g <= 13, test g >= 14), with R^2 of the log values close to 1",
+        rule=Margin(
+            above=0.0,
+            why="any reduction of the error of a smooth regressor that knows nothing of "
+            "the recursion shows the network learned more than smoothness",
+        ),
+        control="ridge regression of the log value on the input features (g, n, the "
+        "partition and simple transforms), fitted on the same training rows",
+        rests_on=("fits-training-genera",),
+        gap=Gap(f"{_SCALE} The ridge's OOD error is then expected below the network's. {_SHOWS}"),
+    ),
+    # per seed: ReLU's OOD MAE minus DRA's, same seed, same batches
     "dra-ood": ClaimSpec(
-        "On the genus never seen in training, DRA's R^2 of the log values, averaged over "
-        "seeds, is above ReLU's",
+        "On the unseen genera, DRA's mean absolute error of the log values is below "
+        f"ReLU's ({_SEEDS})",
         paper="DRA gives the best out-of-distribution R^2 among the activations compared "
         "(train g <= 13, test g >= 14)",
-        rule=Bound(gt=0),
-        control="ReLU, trained on the same data with the same seeds",
+        rule=Margin(
+            above=0.0,
+            why="the paper ranks DRA first without a per-seed effect size: any paired improvement",
+        ),
+        control="ReLU, trained on the same data from the same seeds and batches",
+        rests_on=("fits-training-genera",),
         gap=Gap(
-            f"{_SCALE}: the four activations then reach OOD R^2 within about a hundredth of "
-            "each other (ReLU ahead of DRA in a one-seed pilot), a "
-            "spread that three seeds do not resolve, and DRA's four scalars, drawn from "
-            "N(0, 1) and barely trained in 20 epochs, add periodic terms whose oscillation "
-            "the extrapolation carries; they were built for the paper's factorial growth "
-            f"over 10^+-45 at g >= 14, a dynamic range our data lack. {_SHOWS}"
+            f"{_SCALE} The paired difference between DRA and ReLU is then expected well "
+            "inside that seed-to-seed spread, which five seeds do not resolve; DRA was "
+            f"built for the factorial growth over 10^+-45 at g >= 14. {_SHOWS}"
         ),
     ),
-    # mean |string and dilaton residual| on the unseen genus of DRA's predictions, divided
-    # by the same with its errors shuffled within the genus (mean over seeds): below 1
-    # means the errors respect the equations more than errors of the same sizes that know
-    # nothing of them (null value 1)
+    # per seed: mean |string and dilaton residual| on the unseen genera, ridge minus DRA
     "virasoro": ClaimSpec(
-        "On the unseen genus, DRA's predictions satisfy the string and dilaton equations "
-        "more closely than its own errors, shuffled, would",
+        "On the unseen genera, DRA's predictions satisfy the string and dilaton equations "
+        "more closely than those of a smooth regressor that knows nothing of them",
         paper="the network implicitly models the Virasoro constraints, purely from data",
-        rule=Bound(lt=1),
-        control="DRA's own errors shuffled among the rows of the unseen genus",
+        rule=Margin(
+            above=0.0,
+            why="the null predicts smoothly from the same inputs; any reduction of its "
+            "residual is structure beyond smoothness",
+        ),
+        control="ridge regression on the input features, fitted on the same rows",
+        rests_on=("fits-training-genera",),
+        gap=Gap(
+            f"{_SCALE} A near-quadratic function of the inputs nearly satisfies the string "
+            "and dilaton equations in logs at these genera, so the ridge's residuals are "
+            f"expected below the networks'. {_SHOWS}"
+        ),
     ),
-    # mean |residual| on the unseen genus (mean over seeds), ReLU minus DRA
+    # per seed: mean |residual| on the unseen genera, ReLU minus DRA
     "virasoro-dra": ClaimSpec(
-        "DRA's predictions on the unseen genus satisfy the string and dilaton equations "
-        "more closely than ReLU's (mean over seeds)",
+        "DRA's predictions on the unseen genera satisfy the string and dilaton equations "
+        f"more closely than ReLU's ({_SEEDS})",
         paper="DRA is proposed as the inductive bias for the recursive structure (the "
         "Virasoro constraints) of the numbers; no per-activation residual is reported",
-        rule=Bound(gt=0),
-        control="ReLU's predictions, trained on the same data with the same seeds",
+        rule=Margin(above=0.0, why="no effect size is reported: any paired improvement"),
+        control="ReLU's predictions, trained on the same data from the same seeds",
+        rests_on=("fits-training-genera",),
     ),
-    # Spearman correlation over n (>= MIN_ROWS_PER_N ID test rows) between the window's
-    # interval width and the width each n needs; the global interval has one width for all
+    # per DRA seed: Spearman over n (>= MIN_ROWS_PER_N unseen-genus rows) between the
+    # window's width, calibrated on the training genera, and the width each n needs there
     "width-adapts": ClaimSpec(
-        "The sliding window's (w = window) interval width follows the errors across n on "
-        "held-out rows, where one global interval has one width",
+        "Calibrated on the training genera, the sliding window's (w = window) interval "
+        "widths rank across n as the widths the unseen genera need (Spearman above 0.5, "
+        "mean over the DRA seeds)",
         paper="the errors are heteroscedastic in n; the dynamic sliding window adapts the "
         "intervals to the number of marked points",
-        rule=Bound(gt=0.5),
-        control="a fixed threshold on Spearman's rho (no control run)",
+        rule=Margin(
+            above=0.5,
+            why="a rank correlation above one half: widths that follow the needed "
+            "ones more than they miss them; one global interval has no ranking",
+        ),
+        control="one global quantile, whose single width ranks nothing",
+        rests_on=("fits-training-genera",),
     ),
-    # coverage of the sliding-window intervals on the unseen genus minus the nominal: at
-    # least nominal - 0.05 (the floor of coverage_tolerance; thousands of OOD rows)
+    # per DRA seed: coverage of the window intervals on the unseen genera minus nominal
     "ood-coverage": ClaimSpec(
-        "On the unseen genus the sliding-window intervals (w = window) still cover about "
-        "the nominal share (confidence) of the numbers",
+        "On the unseen genera the sliding-window intervals (w = window), calibrated on the "
+        "training genera, still cover about the nominal share (confidence) of the numbers",
         paper="conformal prediction with the sliding window quantifies the uncertainty of "
         "the predictions (their coverage on held-out genera not retrieved)",
-        rule=Bound(ge=-0.05),
+        rule=Margin(
+            above=-0.05,
+            why="the floor of coverage_tolerance: within 0.05 of the nominal coverage",
+        ),
         control="the nominal coverage (confidence), a fixed threshold (no control run)",
+        rests_on=("fits-training-genera",),
+        gap=Gap(
+            "Conformal coverage needs test points exchangeable with the calibration set. "
+            "Calibrated on the training genera, whose residuals are small, the intervals "
+            "are expected a fraction of the width that genera one to three beyond the "
+            "training range need, since the extrapolation error grows with the distance "
+            "in genus; coverage there is expected far below nominal. What would show it: "
+            "calibrating on the highest training genera, or a model whose extrapolation "
+            "error stays at its in-distribution size."
+        ),
     ),
-    # selectivity: ID-test R^2 of a linear probe for log(exact/asymptotic) from the trained
-    # DRA network's representation minus that of the control probe on the inputs alone
-    # (mean over seeds)
+    # per DRA seed: ID-test R^2 of the log-ratio probe, trained minus random network
     "probe-asymptotic": ClaimSpec(
-        "A linear probe reads log(exact/asymptotic) from the trained network's "
-        "representation better than a control probe reads it from the inputs",
+        "A linear probe reads log(exact/asymptotic) from the trained DRA network's "
+        "representation better than from the same network at its random initialisation",
         paper="probes recover the asymptotic from the representation, evidence of an "
         "emergent internal model of the large-genus asymptotic",
-        rule=Bound(gt=0),
-        control="a control probe on the inputs alone and simple transforms of them",
+        rule=Margin(
+            above=0.0,
+            why="what training adds to the representation: any paired improvement",
+        ),
+        control="the same probe on the randomly initialised network of the same seed",
+        rests_on=("fits-training-genera",),
     ),
 }
 """Claim id -> what the claim says, what decides it and what it is measured against, fixed

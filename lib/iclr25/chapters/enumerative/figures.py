@@ -72,9 +72,9 @@ def virasoro_figure(
     colors: dict[str, str],
     null: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> go.Figure:
-    """Mean |string and dilaton residual| on the unseen genus against the number of points
-    n of the left-hand side: one bar series per model (``by_n``: name -> (n, values)), and
-    the shuffled-error null as a dotted line."""
+    """Mean |string and dilaton residual| on the unseen genera against the number of
+    points n of the left-hand side: one bar series per model (``by_n``: name -> (n,
+    values)), and the null regressor (ridge on the inputs) as a dotted line."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -86,10 +86,10 @@ def virasoro_figure(
             y=null[1],
             mode="lines+markers",
             line=dict(color="black", dash="dot"),
-            name="DRA, errors shuffled",
+            name="ridge on the inputs (null)",
         )
     fig.update_layout(
-        title="Virasoro residuals of the predictions on the unseen genus",
+        title="Virasoro residuals of the predictions on the unseen genera",
         xaxis_title="number of marked points n (left-hand side)",
         yaxis_title="mean |log LHS - log RHS| (nats)",
         barmode="group",

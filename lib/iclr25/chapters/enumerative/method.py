@@ -35,20 +35,23 @@ def sin2_over(a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
     torch.sinc(z) = sin(pi z) / (pi z) with sinc(0) = 1, so the product equals
     sin^2(a x) / a for a != 0 and tends to its limit 0 (like a x^2) as a -> 0,
-    with finite gradients everywhere: the guard against a near-zero a.
+    with finite gradients everywhere: Snake's guard against a near-zero a.
     """
     ax = a * x
     return x * torch.sin(ax) * torch.sinc(ax / math.pi)
 
 
 class DRA(nn.Module):
-    """The Dynamic Range Activator, as the authors' ``torch-dra`` package writes it:
+    """The Dynamic Range Activator, as the network behind the paper's results writes it
+    (the official ``model/TR_ABCD2seq.py``):
 
-        DRA(x) = x + b sin^2(a x) / a + c cos(a x) + d tanh(b x),
+        DRA(x) = x + a sin^2(a x) / b + c cos(b x) + d tanh(b x),
 
-    with scalar learnable a, b, c, d drawn from N(0, 1) (the package's initialisation).
-    The identity carries large values through, the periodic terms model recursion
-    and the tanh a bounded nonlinearity around zero.
+    with scalar learnable a, b, c, d drawn from N(0, 1), as there. The identity carries
+    large values through, the periodic terms model recursion and the tanh a bounded
+    nonlinearity around zero. The authors' ``torch-dra`` package writes
+    x + b sin^2(a x)/a + c cos(a x) + d tanh(b x), the paper's text
+    x + a sin^2(x/b) + c cos(b x) + d tanh(b x).
     """
 
     def __init__(self) -> None:
@@ -56,11 +59,12 @@ class DRA(nn.Module):
         self.a, self.b, self.c, self.d = (nn.Parameter(torch.randn(1)) for _ in range(4))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        bx = self.b * x
         return (
             x
-            + self.b * sin2_over(self.a, x)
-            + self.c * torch.cos(self.a * x)
-            + self.d * torch.tanh(self.b * x)
+            + self.a * torch.sin(self.a * x) ** 2 / self.b
+            + self.c * torch.cos(bx)
+            + self.d * torch.tanh(bx)
         )
 
 
@@ -182,6 +186,11 @@ def l1_loss(model: IntersectionTransformer, batch: tuple[Batch, torch.Tensor]) -
     return (model.standardised(inputs) - (y - model.y_mean) / model.y_std).abs().mean()
 
 
+STEP_SIZE, GAMMA, WEIGHT_DECAY = 14, 0.5, 1e-5
+"""The official schedule and regularisation (``CFG`` of ``model/TR_ABCD2seq.py``): the
+rate halves every 14 epochs (torch's ``StepLR``); Adam with L2 weight decay 1e-5."""
+
+
 def fit(
     act: str,
     data: Dataset,
@@ -193,15 +202,15 @@ def fit(
     lr: float,
     seed: int,
     device: torch.device | str = "cpu",
-    progress: bool = False,
 ) -> tuple[IntersectionTransformer, list[float]]:
     """Train an :class:`IntersectionTransformer` with activation ``act`` on ``data``.
 
-    Adam (decoupled weight decay 1e-5, as the paper's runs) on the L1 loss, minibatches
-    reshuffled every epoch; the seed fixes the initialisation and the batch order, so
-    every activation sees the same batches. Returns the model and the loss per epoch.
+    The official optimiser: Adam (L2 weight decay WEIGHT_DECAY) on the L1 loss, the rate
+    lr * GAMMA^floor(epoch / STEP_SIZE); minibatches reshuffled every epoch. The seed
+    fixes the initialisation and the batch order, so every activation sees the same
+    batches. Returns the model and the loss per epoch.
     """
-    from iclr25.core import threads, train
+    from iclr25.core import threads, train_epoch
 
     torch.manual_seed(seed)
     model = IntersectionTransformer(act, width=width, layers=layers).to(device)
@@ -216,17 +225,13 @@ def fit(
             rows = perm[start : start + batch_size]
             yield take(inputs, rows), y[rows]
 
+    optimiser = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=WEIGHT_DECAY)
+    schedule = torch.optim.lr_scheduler.StepLR(optimiser, STEP_SIZE, GAMMA)
+    history = []
     with threads(1):  # as fast for a model this small, and steady on shared cores
-        history = train(
-            model,
-            batches,
-            l1_loss,
-            epochs=epochs,
-            lr=lr,
-            weight_decay=1e-5,
-            desc=f"training ({act})",
-            progress=progress,
-        )
+        for _ in range(epochs):
+            history.append(train_epoch(model, optimiser, batches, l1_loss))
+            schedule.step()
     return model, history
 
 
@@ -459,29 +464,6 @@ def virasoro_residuals(eqs: Equations, y: np.ndarray) -> np.ndarray:
     return y[eqs.lhs] - (peak + np.log(total))
 
 
-def shuffled_residuals(
-    eqs: Equations,
-    y: np.ndarray,
-    y_hat: np.ndarray,
-    groups: np.ndarray,
-    rng: np.random.Generator,
-    draws: int = 20,
-) -> np.ndarray:
-    """Mean |residual| of each equation, over ``draws`` reassignments of the prediction
-    errors y_hat - y at random among the rows of each group (genus): errors of the same
-    sizes that know nothing of the equations. The null against which the model's own
-    residuals are compared."""
-    errors = np.asarray(y_hat) - np.asarray(y)
-    total = np.zeros(len(eqs.lhs))
-    for _ in range(draws):
-        shuffled = errors.copy()
-        for value in np.unique(groups):
-            rows = np.flatnonzero(groups == value)
-            shuffled[rows] = errors[rng.permutation(rows)]
-        total += np.abs(virasoro_residuals(eqs, y + shuffled))
-    return total / draws
-
-
 def mean_by(values: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``keys`` and the mean of ``values`` for each."""
     distinct = np.unique(keys)
@@ -519,6 +501,21 @@ def input_features(data: Dataset) -> np.ndarray:
     )
 
 
+ALPHAS = np.logspace(-4, 4, 17)
+"""The ridge penalties RidgeCV chooses from (by leave-one-out), for the probes and the
+null regressor."""
+
+
+def ridge_baseline(train: Dataset) -> Callable[[Dataset], np.ndarray]:
+    """The null regressor: ridge regression of the log value on the control probe's input
+    features (:func:`input_features`, standardised; RidgeCV), fitted on ``train``. It
+    predicts smoothly from the same inputs as the network and knows nothing of the
+    recursion. Returns its prediction function, data set -> log values."""
+    model = make_pipeline(StandardScaler(), RidgeCV(alphas=ALPHAS))
+    model.fit(input_features(train), train.log_value)
+    return lambda data: model.predict(input_features(data))
+
+
 def probe_r2(
     features_train: np.ndarray,
     targets_train: np.ndarray,
@@ -529,7 +526,7 @@ def probe_r2(
     chosen by leave-one-out, scikit-learn's RidgeCV) for each target column; NaN for a
     column that is constant on the test rows (one genus fixes log(24^g g!)), where R^2
     is undefined."""
-    probe = make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-4, 4, 17)))
+    probe = make_pipeline(StandardScaler(), RidgeCV(alphas=ALPHAS))
     predicted = probe.fit(features_train, targets_train).predict(features_test)
     return np.array(
         [
