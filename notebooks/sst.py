@@ -145,11 +145,9 @@ if p.tabular != "none":
     DATA[p.tabular] = sst.as_images(tables.load(p.tabular, p.seed))
 NOTIONS = {
     "baseline": sst.Notion("baseline"),
-    "probabilistic": sst.Notion(
-        "probabilistic", eps=p.noise_eps, draws=p.draws, precision=p.precision
-    ),
-    "robust": sst.Notion("robust", eps=p.attack_eps, steps=p.pgd_steps),
-}
+    "probabilistic": sst.Notion("probabilistic", eps=p.noise_eps,
+                                draws=p.draws, precision=p.precision),
+    "robust": sst.Notion("robust", eps=p.attack_eps, steps=p.pgd_steps)}
 STRAIGHT = {"SST": False, "SST-ST": True}  # variant -> straight-through
 
 
@@ -160,25 +158,16 @@ def model_config(data):
 
 
 def sst_config(notion, variant, **changes):
-    settings = dict(
-        tau=p.tau,
-        gamma=p.gamma,
-        notion=notion,
-        epochs=p.epochs,
-        batch_size=p.batch_size,
-        lr=p.lr,
-        seed=p.seed,
-        straight_through=STRAIGHT[variant],
-    )
+    settings = dict(tau=p.tau, gamma=p.gamma, notion=notion, epochs=p.epochs,
+                    batch_size=p.batch_size, lr=p.lr, seed=p.seed,
+                    straight_through=STRAIGHT[variant])
     return sst.SSTConfig(**{**settings, **changes})
 
 
 for d, data in DATA.items():
-    print(
-        f"{d}: {data.shape[-1] * data.shape[-2]} features, "
-        f"{len(data.train)} training and {len(data.test)} test inputs, "
-        f"{data.n_classes} classes"
-    )
+    print(f"{d}: {data.shape[-1] * data.shape[-2]} features, "
+          f"{len(data.train)} training and {len(data.test)} test inputs, "
+          f"{data.n_classes} classes")
 
 # %% [markdown]
 # For each data set: a normally trained model per training seed, the official SST
@@ -192,32 +181,23 @@ SEEDS = [p.seed + s for s in range(p.seeds)]
 
 
 def normal_model(d, s):
-    train = vision.TrainConfig(
-        epochs=p.epochs, batch_size=p.batch_size, lr=p.lr, seed=s
-    )
-    return vision.train(
-        DATA[d], model_config(DATA[d]), train, progress=False
-    ).model
+    train = vision.TrainConfig(epochs=p.epochs, batch_size=p.batch_size,
+                               lr=p.lr, seed=s)
+    return vision.train(DATA[d], model_config(DATA[d]), train,
+                        progress=False).model
 
 
+# %%
 normal = {(d, s): normal_model(d, s) for d in DATA for s in SEEDS}
-official = {
-    (d, k): sst.train_sst(data, model_config(data), sst_config(notion, "SST"))
-    for d, data in DATA.items()
-    for k, notion in NOTIONS.items()
-}
-grid = {
-    (d, k, g): sst.train_sst(
-        data, model_config(data), sst_config(notion, "SST-ST", gamma=g)
-    )
-    for d, data in DATA.items()
-    for k, notion in NOTIONS.items()
-    for g in GAMMAS
-}
-print(
-    f"trained (or loaded) {len(normal) + len(official) + len(grid)} "
-    f"models in {time.perf_counter() - start:.1f} s"
-)
+official = {(d, k): sst.train_sst(data, model_config(data),
+                                  sst_config(notion, "SST"))
+            for d, data in DATA.items() for k, notion in NOTIONS.items()}
+grid = {(d, k, g): sst.train_sst(data, model_config(data),
+                                 sst_config(notion, "SST-ST", gamma=g))
+        for d, data in DATA.items() for k, notion in NOTIONS.items()
+        for g in GAMMAS}
+print(f"trained (or loaded) {len(normal) + len(official) + len(grid)} "
+      f"models in {time.perf_counter() - start:.1f} s")
 
 # %% [markdown]
 # ## Choosing $\gamma$ on validation
@@ -235,33 +215,22 @@ print(
 # %%
 def scores(net, split, notion):
     """Size and faithfulness of SST's explanations of a split."""
-    r = sst.explain_sst(
-        net, split.x, p.tau, notion, torch.Generator().manual_seed(p.seed)
-    )
+    r = sst.explain_sst(net, split.x, p.tau, notion,
+                        torch.Generator().manual_seed(p.seed))
     return r.size, r.faithfulness
 
 
-validation = {
-    key: scores(net, DATA[key[0]].val, NOTIONS[key[1]])
-    for key, net in grid.items()
-}
-chosen = {
-    (d, k): sst.choose_gamma(
-        {g: validation[d, k, g] for g in GAMMAS}, p.min_faithfulness
-    )
-    for d in DATA
-    for k in NOTIONS
-}
+# %%
+validation = {key: scores(net, DATA[key[0]].val, NOTIONS[key[1]])
+              for key, net in grid.items()}
+chosen = {(d, k): sst.choose_gamma(
+    {g: validation[d, k, g] for g in GAMMAS}, p.min_faithfulness)
+    for d in DATA for k in NOTIONS}
 pd.DataFrame(
-    {
-        (d, k, g): dict(
-            size=100 * sz,
-            faithfulness=100 * f,
-            chosen="*" * (g == chosen[d, k]),
-        )
-        for (d, k, g), (sz, f) in validation.items()
-    }
-).T.rename_axis(["data", "notion", "gamma"])
+    {(d, k, g): dict(size=100 * sz, faithfulness=100 * f,
+                     chosen="*" * (g == chosen[d, k]))
+     for (d, k, g), (sz, f) in validation.items()}).T.rename_axis(
+    ["data", "notion", "gamma"])
 
 # %% [markdown]
 # The chosen SST-ST of each notion is trained again at the other seeds, for the
@@ -274,19 +243,12 @@ for d, data in DATA.items():
         nets[d, k, "SST"] = official[d, k]
         nets[d, k, "SST-ST"] = grid[d, k, chosen[d, k]]
 digits = DATA["digits16"]
-reseeded = {
-    (k, s): sst.train_sst(
-        digits,
-        model_config(digits),
-        sst_config(notion, "SST-ST", gamma=chosen["digits16", k], seed=s),
-    )
-    for k, notion in NOTIONS.items()
-    for s in SEEDS
-}
-print(
-    "chosen gammas: "
-    + ", ".join(f"{d} {k} {g:g}" for (d, k), g in chosen.items())
-)
+reseeded = {(k, s): sst.train_sst(
+    digits, model_config(digits),
+    sst_config(notion, "SST-ST", gamma=chosen["digits16", k], seed=s))
+    for k, notion in NOTIONS.items() for s in SEEDS}
+print("chosen gammas: " + ", ".join(
+    f"{d} {k} {g:g}" for (d, k), g in chosen.items()))
 
 # %% [markdown]
 # ## Are the explanations there?
@@ -310,32 +272,25 @@ NEEDED = {}
 for (d, k, v), net in nets.items():
     if d == "digits16":
         _, masks = net.explain(digits.test.x, p.tau)
-        NEEDED[k, v] = sst.needed(
-            net,
-            digits.test.x,
-            p.tau,
-            NOTIONS[k],
-            torch.Generator().manual_seed(p.seed),
-        )
+        NEEDED[k, v] = sst.needed(net, digits.test.x, p.tau, NOTIONS[k],
+                                  torch.Generator().manual_seed(p.seed))
         empty = (~masks).flatten(1).all(1).float().mean()
-        print(
-            f"{v:>6}, {k:>13}: mean size {100 * masks.float().mean():5.1f}%,"
-            f" empty for {100 * empty:3.0f}%, needed for "
-            f"{100 * NEEDED[k, v].float().mean():3.0f}% of the test digits"
-        )
+        size = 100 * masks.float().mean()
+        print(f"{v:>6}, {k:>13}: mean size {size:5.1f}%,"
+              f" empty for {100 * empty:3.0f}%, needed for "
+              f"{100 * NEEDED[k, v].float().mean():3.0f}% of the test digits")
 
 
+# %%
 def needed_share(k, v):
     return stats.share(int(NEEDED[k, v].sum()), len(NEEDED[k, v]))
 
 
 worst = min(NOTIONS, key=lambda k: needed_share(k, "SST").value)
-core.claim(
-    "explains_official",
-    estimate=needed_share(worst, "SST"),
-    measured=f"needed for {100 * needed_share(worst, 'SST').value:.0f}%"
-    f" of the test digits (lowest: {worst})",
-)
+lowest = needed_share(worst, "SST")
+core.claim("explains_official", estimate=lowest,
+           measured=f"needed for {100 * lowest.value:.0f}% of the test "
+                    f"digits (lowest: {worst})")
 for k in NOTIONS:
     core.claim(f"explains_{k}_st", estimate=needed_share(k, "SST-ST"))
 
@@ -407,27 +362,15 @@ for k in NOTIONS:
 def explainers_for(d, x, generator):
     """Every method's explainer of data set d, keyed by (notion, method)."""
     twin = normal[d, p.seed]
-    found = {
-        ("baseline", "SIS"): (
-            twin,
-            sst.posthoc_explainer(
-                twin, "SIS", NOTIONS["baseline"], generator
-            ),
-        )
-    }
+    found = {("baseline", "SIS"): (twin, sst.posthoc_explainer(
+        twin, "SIS", NOTIONS["baseline"], generator))}
     for k, notion in NOTIONS.items():
         for v in STRAIGHT:
-            found[k, v] = (
-                nets[d, k, v],
-                sst.sst_explainer(nets[d, k, v], p.tau),
-            )
+            found[k, v] = (nets[d, k, v],
+                           sst.sst_explainer(nets[d, k, v], p.tau))
         for m in ("Anchors", "IG", "gradient"):
-            found[k, m] = (
-                twin,
-                sst.posthoc_explainer(
-                    twin, m, notion, generator, p.anchor_patch
-                ),
-            )
+            found[k, m] = (twin, sst.posthoc_explainer(
+                twin, m, notion, generator, p.anchor_patch))
     return found
 
 
@@ -437,37 +380,26 @@ def explainers_for(d, x, generator):
 # %%
 results = {}
 for d, data in DATA.items():
-    x = data.test.x[: p.n_explain]
+    x = data.test.x[:p.n_explain]
     generator = torch.Generator().manual_seed(p.seed)
-    named = {
-        f"{k}/{m}": e for (k, m), e in explainers_for(d, x, generator).items()
-    }
+    named = {f"{k}/{m}": e
+             for (k, m), e in explainers_for(d, x, generator).items()}
     with core.threads(1):
-        found = sst.compare(
-            named, x, {n: NOTIONS[n.split("/")[0]] for n in named}, generator
-        )
+        found = sst.compare(named, x, {n: NOTIONS[n.split("/")[0]]
+                                       for n in named}, generator)
     for name, r in found.items():
         k, m = name.split("/")
         results[d, k, m] = r
     for k in ("probabilistic", "robust"):
-        results[d, k, "SIS"] = sst.judge(
-            normal[d, p.seed], x, found["baseline/SIS"], NOTIONS[k], generator
-        )
+        results[d, k, "SIS"] = sst.judge(normal[d, p.seed], x,
+                                         found["baseline/SIS"],
+                                         NOTIONS[k], generator)
 
-table = pd.DataFrame(
-    [
-        dict(
-            data=d,
-            notion=k,
-            method=m,
-            size=100 * r.size,
-            faithfulness=100 * r.faithfulness,
-            ms=1000 * r.seconds,
-            cpu_ms=1000 * r.cpu_seconds,
-        )
-        for (d, k, m), r in results.items()
-    ]
-)
+# %%
+table = pd.DataFrame([dict(data=d, notion=k, method=m, size=100 * r.size,
+                           faithfulness=100 * r.faithfulness,
+                           ms=1000 * r.seconds, cpu_ms=1000 * r.cpu_seconds)
+                      for (d, k, m), r in results.items()])
 table = table.set_index(["data", "notion", "method"]).sort_index()
 table.round(3)
 
@@ -480,13 +412,8 @@ table.round(3)
 
 # %% tags=["hide-input"]
 sst.size_faithfulness_figure(
-    {
-        (d, k, m): results[d, k, m]
-        for d in DATA
-        for k in NOTIONS
-        for m in sst.METHODS
-    }
-).show()
+    {(d, k, m): results[d, k, m]
+     for d in DATA for k in NOTIONS for m in sst.METHODS}).show()
 
 # %% [markdown]
 # ## Smaller than Anchors and the gradient searches, more faithful than SIS?
@@ -505,45 +432,31 @@ sst.size_faithfulness_figure(
 def summary(d, k):
     return ", ".join(
         f"{m} {100 * results[d, k, m].size:.1f}% "
-        f"({100 * results[d, k, m].faithfulness:.0f}%)"
-        for m in sst.METHODS
-    )
+        f"({100 * results[d, k, m].faithfulness:.0f}%)" for m in sst.METHODS)
 
 
+# %%
 for k in NOTIONS:
     ours = results["digits16", k, "SST-ST"]
-    rival = min(
-        ("Anchors", "IG", "gradient"),
-        key=lambda m: results["digits16", k, m].size,
-    )
+    rival = min(("Anchors", "IG", "gradient"),
+                key=lambda m: results["digits16", k, m].size)
     core.claim(
         f"smaller_{k}_st",
         estimate=stats.paired_difference(
-            results["digits16", k, rival].sizes, ours.sizes
-        ),
-        measured=f"against {rival}; "
-        + summary("digits16", k)
-        + " (size, faithfulness)",
-    )
+            results["digits16", k, rival].sizes, ours.sizes),
+        measured=f"against {rival}; " + summary("digits16", k)
+        + " (size, faithfulness)")
     if k != "baseline":
         sis = results["digits16", k, "SIS"]
-        core.claim(
-            f"faithful_{k}_st",
-            estimate=stats.paired_difference(
-                ours.kept.float(), sis.kept.float()
-            ),
-        )
-whole = sst.explain_sst(
-    nets["digits16", "baseline", "SST-ST"],
-    digits.test.x,
-    p.tau,
-    NOTIONS["baseline"],
-    torch.Generator().manual_seed(p.seed),
-)
-core.claim(
-    "faithful_baseline_st",
-    estimate=stats.share(int(whole.kept.sum()), len(whole.kept)),
-)
+        core.claim(f"faithful_{k}_st", estimate=stats.paired_difference(
+            ours.kept.float(), sis.kept.float()))
+
+# %%
+whole = sst.explain_sst(nets["digits16", "baseline", "SST-ST"],
+                        digits.test.x, p.tau, NOTIONS["baseline"],
+                        torch.Generator().manual_seed(p.seed))
+core.claim("faithful_baseline_st", estimate=stats.share(
+    int(whole.kept.sum()), len(whole.kept)));
 # %% [markdown]
 # ## One forward pass against a search
 #
@@ -556,20 +469,14 @@ core.claim(
 # %%
 fig = go.Figure()
 for m in sst.METHODS:
-    fig.add_bar(
-        x=[f"{d}<br>{k}" for d in DATA for k in NOTIONS],
-        y=[
-            1000 * results[d, "baseline" if m == "SIS" else k, m].seconds
-            for d in DATA
-            for k in NOTIONS
-        ],
-        name=m,
-        marker_color=sst.COLORS[m],
-    )
+    fig.add_bar(x=[f"{d}<br>{k}" for d in DATA for k in NOTIONS],
+                y=[1000 * results[d, "baseline" if m == "SIS" else k,
+                                  m].seconds
+                   for d in DATA for k in NOTIONS],
+                name=m, marker_color=sst.COLORS[m])
 fig.update_yaxes(type="log", title_text="median ms per explanation (log)")
-fig.update_layout(
-    barmode="group", height=400, title="Time per explanation, one CPU thread"
-)
+fig.update_layout(barmode="group", height=400,
+                  title="Time per explanation, one CPU thread")
 fig.show()
 
 # %% [markdown]
@@ -579,21 +486,19 @@ fig.show()
 KEYS = [("digits16", k, m) for k in NOTIONS for m in sst.BASELINES]
 SST_OF = {key: results[key[:2] + ("SST",)] for key in KEYS}
 ratios = {key: results[key].seconds / SST_OF[key].seconds for key in KEYS}
-cpu_ratios = {
-    key: results[key].cpu_seconds / max(SST_OF[key].cpu_seconds, 1e-9)
-    for key in KEYS
-}
+cpu_ratios = {key: results[key].cpu_seconds
+              / max(SST_OF[key].cpu_seconds, 1e-9) for key in KEYS}
 slowest = min(ratios, key=ratios.get)
 core.claim(
     "faster",
     value=list(ratios.values()),
     measured=f"wall-time ratios {min(ratios.values()):.0f}x to "
-    f"{max(ratios.values()):.0f}x (CPU time "
-    f"{min(cpu_ratios.values()):.0f}x to "
-    f"{max(cpu_ratios.values()):.0f}x); smallest: {slowest[2]}, "
-    f"{slowest[1]} ({1000 * results[slowest].seconds:.2f} ms vs "
-    f"{1000 * SST_OF[slowest].seconds:.3f} ms wall)",
-)
+             f"{max(ratios.values()):.0f}x (CPU time "
+             f"{min(cpu_ratios.values()):.0f}x to "
+             f"{max(cpu_ratios.values()):.0f}x); smallest: {slowest[2]}, "
+             f"{slowest[1]} ({1000 * results[slowest].seconds:.2f} ms vs "
+             f"{1000 * SST_OF[slowest].seconds:.3f} ms wall)",
+);
 # %% [markdown]
 # ## What SST costs in accuracy
 #
@@ -604,13 +509,10 @@ core.claim(
 
 # %%
 acc = {s: sst.accuracy(normal["digits16", s], digits.test) for s in SEEDS}
-acc_sst = {
-    key: sst.accuracy(net, digits.test) for key, net in reseeded.items()
-}
-pd.DataFrame(
-    {k: [100 * (acc_sst[k, s] - acc[s]) for s in SEEDS] for k in NOTIONS},
-    index=pd.Index(SEEDS, name="seed"),
-).round(2)
+acc_sst = {key: sst.accuracy(net, digits.test)
+           for key, net in reseeded.items()}
+pd.DataFrame({k: [100 * (acc_sst[k, s] - acc[s]) for s in SEEDS]
+              for k in NOTIONS}, index=pd.Index(SEEDS, name="seed")).round(2)
 
 # %% [markdown]
 # The table gives SST-ST's accuracy minus the normal model's, in points, per
@@ -619,12 +521,8 @@ pd.DataFrame(
 # %%
 print("normal models: " + ", ".join(f"{100 * acc[s]:.1f}%" for s in SEEDS))
 for k in NOTIONS:
-    core.claim(
-        f"accuracy_kept_{k}_st",
-        estimate=stats.paired_difference(
-            [acc_sst[k, s] for s in SEEDS], [acc[s] for s in SEEDS]
-        ),
-    )
+    core.claim(f"accuracy_kept_{k}_st", estimate=stats.paired_difference(
+        [acc_sst[k, s] for s in SEEDS], [acc[s] for s in SEEDS]))
 
 # %% [markdown]
 # ## How $\gamma$ trades size against faithfulness and accuracy
@@ -646,56 +544,32 @@ baseline = NOTIONS["baseline"]
 sweep = {}
 for s in SEEDS:
     for g in GAMMAS:
-        net = sst.train_sst(
-            digits,
-            model_config(digits),
-            sst_config(baseline, "SST-ST", gamma=g, seed=s),
-        )
-        r = sst.explain_sst(
-            net,
-            digits.test.x,
-            p.tau,
-            baseline,
-            torch.Generator().manual_seed(p.seed),
-        )
-        sweep[s, g] = dict(
-            size=100 * r.size,
-            faithfulness=100 * r.faithfulness,
-            accuracy=100 * sst.accuracy(net, digits.test),
-        )
-LINES = {
-    "size": "black",
-    "faithfulness": sst.COLORS["SIS"],
-    "accuracy": sst.COLORS["Anchors"],
-}
+        net = sst.train_sst(digits, model_config(digits),
+                            sst_config(baseline, "SST-ST", gamma=g, seed=s))
+        r = sst.explain_sst(net, digits.test.x, p.tau, baseline,
+                            torch.Generator().manual_seed(p.seed))
+        sweep[s, g] = dict(size=100 * r.size,
+                           faithfulness=100 * r.faithfulness,
+                           accuracy=100 * sst.accuracy(net, digits.test))
+
+# %%
+LINES = {"size": "black", "faithfulness": sst.COLORS["SIS"],
+         "accuracy": sst.COLORS["Anchors"]}
 fig = core.plot(
-    GAMMAS,
-    {
-        name: [np.mean([sweep[s, g][name] for s in SEEDS]) for g in GAMMAS]
-        for name in LINES
-    },
+    GAMMAS, {name: [np.mean([sweep[s, g][name] for s in SEEDS])
+                    for g in GAMMAS] for name in LINES},
     title=f"SST-ST on the 16x16 digits, baseline fill, tau = {p.tau:g}, "
-    f"mean of {len(SEEDS)} seeds",
-    xlabel="gamma (log)",
-    ylabel="%",
-    log_x=True,
-    mode="lines+markers",
-    colors=LINES,
-    height=400,
-)
+          f"mean of {len(SEEDS)} seeds",
+    xlabel="gamma (log)", ylabel="%", log_x=True, mode="lines+markers",
+    colors=LINES, height=400)
 fig.update_yaxes(range=[0, 102]).show()
 
 # %%
 for name in ("faithfulness", "accuracy"):
-    slopes = [
-        sst.slope(np.log2(GAMMAS), [sweep[s, g][name] for g in GAMMAS])
-        for s in SEEDS
-    ]
-    core.claim(
-        f"gamma_{name}_st",
-        estimate=stats.mean(slopes),
-        measured=f"{stats.mean(slopes)} points per doubling",
-    )
+    slopes = [sst.slope(np.log2(GAMMAS), [sweep[s, g][name] for g in GAMMAS])
+              for s in SEEDS]
+    core.claim(f"gamma_{name}_st", estimate=stats.mean(slopes),
+               measured=f"{stats.mean(slopes)} points per doubling")
 
 # %% [markdown]
 # ## The explanations, side by side
@@ -712,19 +586,15 @@ explained = {}  # test digit -> {(notion, method): its explanation}
 def explain_one(i):
     """Every method's explanation of test digit i, under every notion."""
     if i not in explained:
-        x = digits.test.x[i : i + 1]
+        x = digits.test.x[i:i + 1]
         gen = torch.Generator().manual_seed(p.seed + i)
         explained[i] = {
-            (k, m): sst.explain_sst(
-                nets["digits16", k, m], x, p.tau, notion, gen
-            )
-            if m in STRAIGHT
-            else sst.explain_posthoc(
-                normal["digits16", p.seed], x, m, notion, gen, p.anchor_patch
-            )
-            for k, notion in NOTIONS.items()
-            for m in sst.METHODS
-        }
+            (k, m): sst.explain_sst(nets["digits16", k, m], x, p.tau,
+                                    notion, gen)
+            if m in STRAIGHT else
+            sst.explain_posthoc(normal["digits16", p.seed], x, m, notion,
+                                gen, p.anchor_patch)
+            for k, notion in NOTIONS.items() for m in sst.METHODS}
     return explained[i]
 
 
@@ -737,26 +607,16 @@ def pictures(i):
     found = explain_one(i)
     says = {m: int(found["baseline", m].predicted[0]) for m in ("SIS", "SST")}
     return sst.explanations_figure(
-        digits.test.x[i, 0],
-        found,
+        digits.test.x[i, 0], found,
         f"Test digit {i}: label {int(digits.test.y[i])}, normal model "
-        f"predicts {says['SIS']}, SST predicts {says['SST']}",
-    )
+        f"predicts {says['SIS']}, SST predicts {says['SST']}")
 
 
 EXAMPLES = list(range(min(p.n_explain, 4)))
-core.explore(
-    pictures,
-    EXAMPLES,
-    "test image",
-    live=widgets.IntSlider(
-        value=0,
-        min=0,
-        max=len(digits.test) - 1,
-        description="test image",
-        continuous_update=False,
-    ),
-)
+core.explore(pictures, EXAMPLES, "test image",
+             live=widgets.IntSlider(value=0, min=0, max=len(digits.test) - 1,
+                                    description="test image",
+                                    continuous_update=False));
 # %% [markdown]
 # ## Claims
 #
@@ -773,7 +633,7 @@ core.explore(
 # its exact table entries are not quoted here.
 
 # %%
-core.claims_table()
+core.claims_table();
 
 # %% [markdown]
 # ## What differs from the paper
