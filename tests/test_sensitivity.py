@@ -8,7 +8,10 @@ import torch.nn.functional as F
 
 from iclr25 import core, vision
 from iclr25.chapters import sensitivity
-from iclr25.core.claims import check_registry
+from iclr25.core.claims import check_bound, check_registry
+
+EXPECTED_GAPS = {"vision_lowest", "language_lowest", "grokking_drop_first"}
+"""The claims whose gap is declared."""
 
 
 def test_a_constant_model_has_sensitivity_zero():
@@ -76,7 +79,6 @@ def test_sigma_grid_doubles_down_to_the_official_scale():
     assert sensitivity.sigma_grid(0.4, 1.0) == [0.4, 0.8]
     with pytest.raises(core.ParameterError, match="sigma_min <= sigma_max"):
         sensitivity.sigma_grid(2.0, 1.0)
-    assert sensitivity.reg_strengths(0.5) == [0.0, 0.25, 0.5, 0.75]
 
 
 def _blobs(n: int = 200, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -269,13 +271,11 @@ def test_modular_addition_splits_all_pairs():
 
 def test_grok_logs_and_caches(tmp_path, monkeypatch):
     monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
-    assert not sensitivity.grok_cached(modulus=5, epochs=20, dim=16, every=10)
     log = sensitivity.grok(modulus=5, epochs=20, dim=16, every=10, device="cpu")
     assert log["epoch"].tolist() == [0, 10, 20]
     for key in ("train_acc", "test_acc", "sensitivity"):
         assert ((log[key] >= 0) & (log[key] <= 1)).all()
     assert len(list(tmp_path.iterdir())) == 1
-    assert sensitivity.grok_cached(modulus=5, epochs=20, dim=16, every=10)
     # the device is not part of the key: a run made on a GPU serves a CPU build
     again = sensitivity.grok(modulus=5, epochs=20, dim=16, every=10, device="auto")
     assert all(torch.equal(log[k], again[k]) for k in log)
@@ -284,19 +284,18 @@ def test_grok_logs_and_caches(tmp_path, monkeypatch):
             sensitivity.grok(modulus=5, epochs=30, dim=16, every=10, device="cuda")
 
 
-def test_grok_settings_use_the_paper_run_only_when_cached(tmp_path, monkeypatch):
-    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
-    assert sensitivity.GROK_PAPER == {"modulus": 113, "epochs": 17000, "lr": 1e-3, "every": 50}
-    quick = {"modulus": 5, "epochs": 10, "lr": 1e-2, "every": 5}
-    assert sensitivity.grok_settings("auto", quick) == ("quick", quick)
-    assert sensitivity.grok_settings("paper", quick) == ("paper", sensitivity.GROK_PAPER)
-    # once the paper run is cached, "auto" shows it (a tiny stand-in for the real one)
-    tiny = {"modulus": 5, "epochs": 20, "lr": 1e-3, "every": 10}
-    monkeypatch.setattr(sensitivity.grokking, "GROK_PAPER", tiny)  # where grok_settings reads it
-    assert sensitivity.grok_settings("auto", quick)[0] == "quick"
-    sensitivity.grok(**tiny, dim=128)
-    assert sensitivity.grok_settings("auto", quick) == ("paper", tiny)
-    with pytest.raises(ValueError, match="unknown grokking setting"):
+def test_grok_settings_are_the_quick_run_or_the_official_one():
+    assert sensitivity.GROK_PAPER == {
+        "modulus": 113,
+        "train_fraction": 0.3,
+        "epochs": 17000,
+        "lr": 1e-3,
+        "every": 50,
+    }
+    quick = {"modulus": 5, "train_fraction": 0.5, "epochs": 10, "lr": 1e-3, "every": 5}
+    assert sensitivity.grok_settings("quick", quick) == quick
+    assert sensitivity.grok_settings("paper", quick) == sensitivity.GROK_PAPER
+    with pytest.raises(ValueError, match="unknown grokking setting 'slow'; accepted: paper"):
         sensitivity.grok_settings("slow", quick)
 
 
@@ -319,17 +318,28 @@ def test_first_epoch():
     assert sensitivity.first_epoch(epochs, values, 0.95, below=False) is None
 
 
-def test_claim_rules_and_declared_gaps():
-    # the registry is one a run can decide; the only declared gap is the quick grokking
-    # run's; the correlation rules are the conventional 5% level (not thresholds read
-    # off a trial run)
+def test_claim_rules_setup_claims_and_declared_gaps():
+    # the registry is one a run can decide; every paper claim rests on the setup claim
+    # of its experiment; the correlation rules are the conventional 5% level
     check_registry("sensitivity", sensitivity.CLAIMS)
-    gaps = [cid for cid, spec in sensitivity.CLAIMS.items() if spec.gap is not None]
-    assert gaps == ["grokking_drop_first"]
-    rule = {cid: spec.rule for cid, spec in sensitivity.CLAIMS.items()}
+    claims = sensitivity.CLAIMS
+    setup = {cid for cid, spec in claims.items() if spec.kind == "setup"}
+    assert setup == {"images_matched", "text_matched", "grokking_groks"}
+    for cid, spec in claims.items():
+        if spec.kind == "paper":
+            assert len(spec.rests_on) == 1 and spec.rests_on[0] in setup, cid
+    assert claims["grokking_drop_first"].rests_on == ("grokking_groks",)
+    assert claims["language_lowest"].rests_on == ("text_matched",)
+    gaps = {cid for cid, spec in claims.items() if spec.gap is not None}
+    assert gaps == EXPECTED_GAPS
+    assert "quick run" in claims["grokking_drop_first"].gap.diagnosis  # the book's run
     for name in ("robustness_correlates", "sharpness_correlates"):  # p-values, 5% level
-        assert rule[name](0.049) and not rule[name](0.05)
-    assert not rule["grokking_drop_first"](float("nan"))
+        assert claims[name].rule(0.049) and not claims[name].rule(0.05)
+    assert not claims["grokking_drop_first"].rule(float("nan"))
+    groks = claims["grokking_groks"].rule
+    assert check_bound(groks, {"final test acc": 0.95, "jump / memorised epoch": 2.0})
+    assert not check_bound(groks, {"final test acc": 0.95, "jump / memorised epoch": 1.5})
+    assert not check_bound(groks, {"final test acc": 0.5, "jump / memorised epoch": 9.0})
 
 
 def test_spearman_p_value_is_the_exact_permutation_p_value():
@@ -377,14 +387,15 @@ def test_figures_build_from_small_tables():
             "mean S": [0.1, 0.2, 0.3],
             "corrupted acc": [0.9, 0.7, 0.6],
             "sharpness": [1.0, 3.0, 4.0],
-            "p": [0.5, 0.0, 0.0],
+            "arch": ["CNN", "ViT", "ViT"],
         },
         index=["a", "b", "c"],
     )
-    fig = sensitivity.robustness_figure(table, -1.0, 1.0)
-    # one trace per (weight, panel), weights in increasing order
-    assert [t.name for t in fig.data] == ["p = 0", "p = 0", "p = 0.5", "p = 0.5"]
-    assert list(fig.data[1].y) == [3.0, 4.0] and list(fig.data[2].text) == ["a"]
+    fig = sensitivity.robustness_figure(table, -1.0, 1.0, {"ViT": "red", "CNN": "blue"})
+    # one trace per (architecture, panel), in the table's order
+    assert [t.name for t in fig.data] == ["CNN", "CNN", "ViT", "ViT"]
+    assert list(fig.data[3].y) == [3.0, 4.0] and list(fig.data[0].text) == ["a"]
+    assert fig.data[2].marker.color == "red"
     assert [t.showlegend for t in fig.data] == [True, False, True, False]
     assert fig.layout.yaxis2.type == "log"
     assert fig.layout.title.text.endswith("-1.00, vs sharpness +1.00")

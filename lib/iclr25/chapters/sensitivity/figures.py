@@ -1,5 +1,5 @@
-"""The chapter's figures: robustness and flatness against sensitivity over the ViT family,
-the regulariser's effect, and the grokking run."""
+"""The chapter's figures: robustness and flatness against sensitivity over the trained
+models, the regulariser's effect, and the grokking run."""
 
 from __future__ import annotations
 
@@ -13,28 +13,27 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 
-def robustness_figure(table: pd.DataFrame, rho_robust: float, rho_sharp: float) -> go.Figure:
+def robustness_figure(
+    table: pd.DataFrame, rho_robust: float, rho_sharp: float, colors: Mapping[str, str]
+) -> go.Figure:
     """Per trained model (a row of ``table``), mean S against corrupted accuracy (left)
-    and against sharpness (right, log), one colour per regulariser weight (column
-    ``"p"``), titled with the two Spearman rhos."""
-    from plotly.colors import sample_colorscale
+    and against sharpness (right, log), one colour per architecture (column ``"arch"``,
+    ``colors`` maps it to a colour), titled with the two Spearman rhos."""
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=["robustness", "flatness"])
-    weights = sorted(table["p"].unique())
-    shades = sample_colorscale("Viridis", list(np.linspace(0, 0.85, len(weights))))
-    for weight, shade in zip(weights, shades):
-        rows = table[table["p"] == weight]
+    for arch in table["arch"].unique():
+        rows = table[table["arch"] == arch]
         for col, column in [(1, "corrupted acc"), (2, "sharpness")]:
             fig.add_scatter(
                 x=rows["mean S"],
                 y=rows[column],
                 text=list(rows.index),
                 mode="markers",
-                name=f"p = {weight:g}",
-                legendgroup=f"{weight:g}",
+                name=arch,
+                legendgroup=arch,
                 showlegend=col == 1,
-                marker=dict(size=10, color=shade),
+                marker=dict(size=10, color=colors[arch]),
                 row=1,
                 col=col,
             )
@@ -43,8 +42,8 @@ def robustness_figure(table: pd.DataFrame, rho_robust: float, rho_sharp: float) 
     fig.update_yaxes(title_text="sharpness (logit change)", type="log", col=2)
     fig.update_layout(
         height=420,
-        title=f"ViT family. Spearman rho: sensitivity vs corrupted accuracy "
-        f"{rho_robust:+.2f}, vs sharpness {rho_sharp:+.2f}",
+        title=f"Unregularised models, every architecture and seed. Spearman rho: "
+        f"sensitivity vs corrupted accuracy {rho_robust:+.2f}, vs sharpness {rho_sharp:+.2f}",
     )
     return fig
 

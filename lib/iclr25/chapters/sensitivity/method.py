@@ -1,6 +1,6 @@
 """The method: the token interface, the sensitivity estimate, the sensitivity regulariser
 and sharpness; training every model to one target accuracy (cached); the corruptions of
-the robustness test; the permutation test of the correlations; and the grids built from
+the robustness test; the permutation test of the correlations; and the noise grid built from
 the chapter's parameters (the package docstring gives the paper and its findings)."""
 
 from __future__ import annotations
@@ -383,7 +383,7 @@ def spearman_p_value(x: Sequence[float], y: Sequence[float], alternative: str) -
 
 
 # ---------------------------------------------------------------------------------
-# The grids of the chapter's parameters
+# The noise grid of the chapter's parameters
 # ---------------------------------------------------------------------------------
 
 
@@ -395,8 +395,3 @@ def sigma_grid(sigma_min: float, sigma_max: float) -> list[float]:
         )
     count = int(np.floor(np.log2(sigma_max / sigma_min) + 1e-9)) + 1
     return [float(f"{sigma_min * 2**k:.6g}") for k in range(count)]
-
-
-def reg_strengths(reg_p: float) -> list[float]:
-    """The regulariser weights of the ViT family: 0, p/2, p and 3p/2."""
-    return [0.0, reg_p / 2, reg_p, 1.5 * reg_p]
