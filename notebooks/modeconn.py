@@ -411,6 +411,7 @@ SOURCES = modeconn.other_class_sources(YA, right, KA.cpu().numpy(), p.rng)
 within = modeconn.path_losses(accurate, AA, AC, KA, p.path_steps)
 
 
+# %%
 def attack_stats(stop_factor=1.0, mse_weight=p.mse):
     """Within-class and real-to-adversarial barriers, one attack setting."""
     with core.threads(1):
