@@ -384,6 +384,7 @@ text_train, text_test = embeddings[ids[:cut]], embeddings[ids[cut:]]
 TEXT = {"transformer": "Transformer", "lstm": "LSTM", "mlp": "MLP"}
 
 
+# %%
 def text_row(arch, seed):
     """One language model trained to the target accuracy (or loaded from the
     cache), measured: epochs, accuracies and sensitivity curve."""
@@ -405,6 +406,7 @@ def text_row(arch, seed):
             "mean S": curve.mean()}
 
 
+# %%
 text_table = pd.DataFrame({(name, s): text_row(arch, s)
                            for arch, name in TEXT.items()
                            for s in SEEDS}).T
@@ -444,6 +446,7 @@ core.claim("language_lowest",
            estimate=core.stats.paired_difference(text_s["Transformer"],
                                                  text_other));
 
+# %% [markdown]
 # ## Sensitivity as a progress measure for grokking
 #
 # A one-layer transformer learns $a + b \bmod p$ from the sequences "a b =", full
@@ -486,6 +489,8 @@ drop = sensitivity.first_epoch(log["epoch"], smooth,
 halfway = (1 + grok_args["train_fraction"]) / 2
 jump = sensitivity.first_epoch(log["epoch"], log["test_acc"], halfway,
                                below=False)
+
+# %%
 sensitivity.grokking_figure(
     log, smooth, {"sensitivity drop": drop, "test-accuracy jump": jump},
     grok_args["modulus"], (COLORS["ViT"], COLORS["CNN"])).show()
@@ -504,10 +509,10 @@ print(f"training accuracy 0.99 at epoch {memorised}; sensitivity peak at "
 # $(b, a)$ is a training pair right. The *drop* is the first logged epoch after the
 # peak of the smoothed sensitivity (a centred mean over 5 logged points, its peak
 # taken from the epoch the model memorised the training pairs on, not the random
-# initialisation's) where it is back below half that peak. A setup claim first checks that
-# the run is a grokking run at all: it ends with test accuracy of at least 0.9, and
-# its jump comes at least twice as late as the epoch at which it memorised the
-# training pairs (training accuracy 0.99). The paper claim then compares the drop
+# initialisation's) where it is back below half that peak. A setup claim first
+# checks that the run is a grokking run at all: it ends with test accuracy of at
+# least 0.9, and its jump comes at least twice as late as the epoch at which it
+# memorised the training pairs (training accuracy 0.99). The paper claim then compares the drop
 # with the jump.
 
 # %%
@@ -582,8 +587,8 @@ core.claims_table();
 # $3 \cdot 10^{-3}$ for 3,000 epochs, where the paper trains on 30% of the pairs of
 # $p = 113$ with $10^{-3}$ for about 17,000 (the paper run is `-p
 # grok_setting=paper`); the jump's threshold, halfway from the training share to 1,
-# is 0.75 there and 0.65 in the paper's setting. Our grokking transformer has residual connections (the
-# official one has none) and logs the sensitivity every 20 (quick) or 50 (paper)
+# is 0.75 there and 0.65 in the paper's setting. Our grokking transformer has
+# residual connections (the official one has none) and logs the sensitivity every 20 (quick) or 50 (paper)
 # epochs with 5 draws, where the official notebook logs one draw every epoch.
 #
 # ## Going further
