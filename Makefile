@@ -1,11 +1,12 @@
 # make book   -- install into .venv, execute every chapter, render _build/html
 # make test   -- install, check style (ruff), then run the whole test suite (what CI runs)
 # make run SLUG=sro ARGS="-p seed=3"   -- execute one chapter into runs/<slug>
+# make lab    -- JupyterLab on this machine: the chapters open as notebooks, live controls work
 VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser book test run clean
+.PHONY: install browser book test run lab clean
 
 install: $(STAMP)
 
@@ -30,6 +31,18 @@ test: install browser
 
 run: install
 	$(PYTHON) -m iclr25 run $(SLUG) $(ARGS)
+
+# JupyterLab opens a chapter's percent-format .py as a notebook (jupytext's viewer), on the
+# loopback address only; it prints the address with its token. LAB_ROOT is the folder it
+# serves, LAB_ARGS adds options.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+LAB_ROOT ?= notebooks
+lab: install
+	@mkdir -p $(dir $(LAB_SETTINGS))
+	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $(LAB_SETTINGS)
+	@echo "iclr25: JupyterLab serves $(LAB_ROOT) at the http://127.0.0.1 address below (Ctrl-C stops it)"
+	$(VENV)/bin/jupyter lab --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(LAB_ROOT) \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 clean:
 	rm -rf _build runs

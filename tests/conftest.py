@@ -1,11 +1,13 @@
 """Fixtures shared by the test modules (no test module imports another)."""
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 
 import pytest
 import torch
+from playwright.sync_api import sync_playwright
 
 from iclr25 import editing, llm
 
@@ -96,3 +98,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "book" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.timeout(limit))
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium under playwright (which never downloads a browser), for the
+    site's and JupyterLab's checks."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("Debian's chromium is needed for the site check (`make browser` installs it)")
+
+    with sync_playwright() as p:
+        yield p.chromium.launch(
+            executable_path=chromium,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )

@@ -5,7 +5,6 @@ import functools
 import http.server
 import json
 import re
-import shutil
 import sys
 import threading
 import time
@@ -13,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from playwright.sync_api import sync_playwright
 
 from iclr25 import build, scoreboard, toc
 from iclr25.core import book_problems, read_claims
@@ -22,7 +20,6 @@ ROOT = toc.ROOT
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 BUILT = [c.slug for c in toc.built()]
-CHROMIUM = shutil.which("chromium")
 
 
 @pytest.fixture(scope="session")
@@ -138,25 +135,6 @@ def site(book):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if CHROMIUM is None:
-        pytest.fail("Debian's chromium is needed for the site check (`make browser` installs it)")
-
-    with sync_playwright() as p:
-        yield p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
 
 
 PLOTS = "[...document.querySelectorAll('.plotly-graph-div')]"

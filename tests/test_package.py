@@ -71,7 +71,7 @@ def test_every_declared_range_admits_the_pinned_version(wheel_metadata):
             f"{req} does not admit the pinned {req.name} {installed}"
         )
     extras = set(meta.get_all("Provides-Extra"))
-    assert {"book", "dev", "llm-backend"} <= extras
+    assert {"book", "dev", "lab", "llm-backend"} <= extras
 
 
 def test_the_wheel_ships_the_chapters_and_their_data(wheel_metadata):
