@@ -728,6 +728,23 @@ core.explore(browse_figure, list(BROWSE), "network");
 core.claims_table();
 
 # %% [markdown]
+# The two strategies are not equally permissive. Where-then-what accepts any circuit
+# that reproduces the outputs and any thresholding that makes its neurons gates of each
+# other; what-then-where asks for a perfect interchange accuracy for every variable. Under
+# the official count a network that aligns with one of XOR's depth-2 candidates also
+# aligns with its twin up to negation, so the share with more than one aligned candidate
+# follows the share that aligns at all (printed with the conventions figure): it records
+# which mechanism training found, OR and AND, or (A and not B) or (not A and B), which
+# the official candidates can only reach at depth 3. The slopes of the width sweep are
+# in log10 per added neuron per layer; the candidate circuits themselves grow by about
+# log10 4 ≈ 0.6 per neuron, and the valid share printed beside them says how much of the
+# circuits' growth is the candidates'. The variants differ in what they ask of a circuit:
+# with noisy inputs a circuit must stay right on 99% of noisy validation inputs, and
+# every ablated neuron narrows the margin that the noise has to cross. With several
+# gates, a circuit of the whole network must keep the neurons of every gate; the
+# per-gate table shows each gate's own circuits, the official count.
+
+# %% [markdown]
 # ## What differs from the paper
 #
 # * **Circuits are neuron subsets** in the main counts, the interpretations and the width
