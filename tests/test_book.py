@@ -142,6 +142,8 @@ STATE = "script[type='application/vnd.jupyter.widget-state+json']"
 COUNTS = f"""() => ({{plots: {PLOTS}.length,
     drawn: {PLOTS}.filter(d => d.querySelector('.main-svg')).length,
     widget_state: document.querySelectorAll("{STATE}").length,
+    notes: [...document.querySelectorAll('.output pre, .cell_output pre')]
+        .filter(e => e.textContent.includes('make lab')).length,
     widgets: document.querySelectorAll('.jupyter-widgets').length,
     sliders: document.querySelectorAll('.plotly-graph-div .slider-container').length}})"""
 
@@ -239,6 +241,8 @@ def test_chapter_page_draws_its_figures_offline(browser, site, slug):
     assert not seen["errors"], seen["errors"]
     assert not seen["math_errors"], seen["math_errors"]  # TeX MathJax could not typeset
     assert seen["plots"] > 0 and seen["drawn"] == seen["plots"], seen
-    if seen["widget_state"]:
-        assert seen["widgets"] > 0, "saved widget state but no widget rendered"
-        assert seen["sliders"] > 0, "a live widget needs its static plotly-slider twin"
+    assert not seen["widget_state"] and not seen["widgets"], "a dead live control on the page"
+    if "core.explore(" in toc.get(slug).notebook.read_text():
+        # each live control says how to run it, beside its twin that works on the page
+        assert seen["notes"] > 0, "a live control shows no note on the static page"
+        assert seen["sliders"] > 0, "a live control needs its static plotly-slider twin"

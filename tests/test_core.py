@@ -376,6 +376,16 @@ def test_explore_shows_pickers_above_the_live_control(monkeypatch):
         return core.plot([0, 1], {"y": [0, 1]}, title=str(v))
 
     core.explore(figure, ["a", "b"], "letter", live=box, pickers=[pick])
-    assert shown[0].children[1] is pick and shown[0].children[2] is box
+    control = shown[0].widget
+    assert control.children[0] is pick and control.children[1] is box
     pick.value = "b"  # the picker sets the live control, which redraws
     assert drawn[-1] == "b"
+    bundle = shown[0]._repr_mimebundle_()  # a kernel's front end draws the widget...
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == control.model_id
+    assert "make lab" in bundle["text/plain"]  # ...a page without one says how to run it
+
+
+def test_figures_offer_nothing_that_leaves_the_machine():
+    html = core.figure_html(core.plot([0, 1], {"y": [0, 1]}))
+    assert '"displaylogo": false' in html and '"showSendToCloud": false' in html
+    assert "sendChartToCloud" in html  # in modeBarButtonsToRemove

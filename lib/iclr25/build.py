@@ -310,6 +310,7 @@ def execute_one(source: Path, folder: Path, cell_timeout: int) -> None:
         timeout=cell_timeout,
         allow_errors=False,
         record_timing=False,  # timings in cell metadata would change the notebook's hash
+        store_widget_state=False,  # a page shows a live control's text, not the control
         resources={"metadata": {"path": str(source.parent)}},
     )
 

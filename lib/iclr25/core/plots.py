@@ -21,12 +21,27 @@ if TYPE_CHECKING:  # plotly is imported lazily: `python -m iclr25 list` should b
 # ---------------------------------------------------------------------------------
 
 
+PLOTLY_CONFIG = {
+    "displaylogo": False,
+    "showSendToCloud": False,
+    "showEditInChartStudio": False,
+    "modeBarButtonsToRemove": ["sendChartToCloud", "sendDataToCloud", "editInChartStudio"],
+}
+"""plotly.js's options for every figure: nothing in its tool bar leaves the machine (no
+plotly.com logo link, no "Share chart" upload to Plotly Cloud)."""
+
+
 def figure_html(fig: go.Figure | dict) -> str:
     """A figure as an HTML fragment that draws with the page's own plotly.js (no CDN)."""
     import plotly.io as pio
 
     return pio.to_html(
-        fig, full_html=False, include_plotlyjs=False, include_mathjax=False, auto_play=False
+        fig,
+        full_html=False,
+        include_plotlyjs=False,
+        include_mathjax=False,
+        auto_play=False,
+        config=PLOTLY_CONFIG,
     )
 
 
@@ -40,6 +55,7 @@ def use_offline_plotly() -> None:
             return {"text/html": figure_html(fig_dict)}
 
     pio.renderers["iclr25"] = BookRenderer()
+    pio.renderers["plotly_mimetype"].config = dict(PLOTLY_CONFIG)
     pio.renderers.default = "plotly_mimetype+iclr25"
     pio.templates.default = "plotly_white"
 
@@ -155,9 +171,25 @@ def explore(
             make_figure(change["new"]).show()
 
     control.observe(redraw, names="value")
-    note = widgets.HTML(
-        "<em>Live control: redraws with a running kernel. "
-        "On the static page, use the slider of the figure below.</em>"
-    )
-    display(widgets.VBox([note, *pickers, control, out]))
+    display(LiveControl(widgets.VBox([*pickers, control, out])))
     twin.show()
+
+
+STATIC_NOTE = (
+    "Live control: run this chapter in JupyterLab (`make lab`) to move it. "
+    "Here, the slider of the figure below works."
+)
+"""What a page without a kernel shows in place of a live control (the book renders a
+widget's plain-text form, not the widget: with no kernel it could not redraw)."""
+
+
+class LiveControl:
+    """An ipywidgets control that shows as itself where a kernel runs (JupyterLab), and
+    as :data:`STATIC_NOTE` where none does (the book's pages, a plain-text viewer)."""
+
+    def __init__(self, widget: Any) -> None:
+        self.widget = widget
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        return {**bundle, "text/plain": STATIC_NOTE}
