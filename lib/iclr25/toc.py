@@ -57,8 +57,8 @@ class Chapter:
 
 
 _OPTIM = "Optimisation and learning theory"
-_LM = "Inside language models"
-_EDIT = "Editing knowledge"
+_MECH = "Mechanistic interpretability"
+_EDIT = "Editing and steering language models"
 _EXPLAIN = "Explanations and attributions"
 _RELIABLE = "Reliable predictions"
 _GRAPHS = "Graphs and networks"
@@ -68,10 +68,10 @@ ALL: tuple[Chapter, ...] = (
     Chapter("sensitivity", "Transformers learn low-sensitivity functions", _OPTIM),
     Chapter("dlgn", "Deep linearly gated networks", _OPTIM),
     Chapter("modeconn", "Input-space mode connectivity", _OPTIM),
-    Chapter("mcqa", "How language models answer multiple-choice questions", _LM, LM_BUDGET_S),
-    Chapter("hyperdas", "HyperDAS: locating and learning concept features", _LM, LM_BUDGET_S),
-    Chapter("identifiability", "Is mechanistic interpretability identifiable?", _LM),
-    Chapter("debias", "Causality-guided prompting to debias LLM decisions", _LM, LM_BUDGET_S),
+    Chapter("mcqa", "How language models answer multiple-choice questions", _MECH, LM_BUDGET_S),
+    Chapter("hyperdas", "HyperDAS: locating and learning concept features", _MECH, LM_BUDGET_S),
+    Chapter("identifiability", "Is mechanistic interpretability identifiable?", _MECH),
+    Chapter("debias", "Causality-guided prompting to debias LLM decisions", _EDIT, LM_BUDGET_S),
     Chapter("fine", "FiNE: fine-grained neuron-level knowledge editing", _EDIT, LM_BUDGET_S, 600),
     Chapter("sadr", "SADR: restricting attention drift in knowledge editing", _EDIT, LM_BUDGET_S),
     Chapter("sst", "Sufficient subset training", _EXPLAIN),
