@@ -554,11 +554,10 @@ core.claim(
 # figure shows how much of it is the ordering of the architectures. The grokking
 # events are the thresholds named above.
 #
-# Three paper claims declare a known gap before the run, with its diagnosis in the
-# registry: the two architecture orderings, where at our scale the MLP is expected to
-# be about as insensitive as the transformer (on upsampled digits, and on a task whose
-# rule is a bag of words), and the grokking claim of the quick run, whose phases are
-# too close for the sensitivity's fall to lead the jump.
+# Two paper claims declare a known gap, with its diagnosis in the registry: the
+# vision ordering, where at our scale the MLP is expected to be about as insensitive
+# as the ViT on upsampled digits, and the grokking claim of the quick run, whose
+# phases are too close for the sensitivity's fall to lead the jump.
 
 # %%
 core.claims_table();

@@ -10,7 +10,7 @@ from iclr25 import core, vision
 from iclr25.chapters import sensitivity
 from iclr25.core.claims import check_bound, check_registry
 
-EXPECTED_GAPS = {"vision_lowest", "language_lowest", "grokking_drop_first"}
+EXPECTED_GAPS = {"vision_lowest", "grokking_drop_first"}
 """The claims whose gap is declared."""
 
 
