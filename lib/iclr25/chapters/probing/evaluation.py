@@ -236,7 +236,7 @@ def attribute(
             _set_detach(model, False)
     elif method == "ig":
         ig = IntegratedGradients(model)
-        out = ig.attribute(inp, target=targets, n_steps=ig_steps, internal_batch_size=4096)
+        out = ig.attribute(inp, target=targets, n_steps=ig_steps, internal_batch_size=256)
     elif method == "gbp":
         with warnings.catch_warnings():  # captum warns at every call that it hooks ReLUs
             warnings.simplefilter("ignore", UserWarning)
@@ -282,9 +282,12 @@ def evaluate_probe(
     ig_steps: int,
     lime_samples: int,
     cache: FeatureCache | None = None,
+    batch: int = 54,
 ) -> dict[str, np.ndarray]:
     """GridPG of every cell of every grid, per method: method -> scores (grid-major).
-    IG and LIME, the costly methods, run on the first ``costly_grids`` grids only."""
+    IG and LIME, the costly methods, run on the first ``costly_grids`` grids only. Maps
+    are computed ``batch`` at a time (the same maps; large batches of 48-pixel grids
+    cost more in memory traffic than in arithmetic)."""
     size = math.isqrt(classes.shape[1])
     scores = {}
     for method in methods:
@@ -292,8 +295,20 @@ def evaluate_probe(
         x = grids[:n].repeat_interleave(size * size, 0)
         targets = classes[:n].reshape(-1)
         cells = torch.arange(size * size).repeat(n)
-        maps = attribute(
-            model, method, x, targets, ig_steps=ig_steps, lime_samples=lime_samples, cache=cache
+        maps = torch.cat(
+            [
+                attribute(
+                    model,
+                    method,
+                    x[i : i + batch],
+                    targets[i : i + batch],
+                    ig_steps=ig_steps,
+                    lime_samples=lime_samples,
+                    cache=cache,
+                    seed=i,
+                )
+                for i in range(0, len(x), batch)
+            ]
         )
         scores[method] = gridpg(maps, cells, size, SMOOTHING.get(method, "avg"))
     return scores
