@@ -155,16 +155,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         kind="setup",
         rule=Margin(above=1 / 3, why="three times chance, 1/9 on a 3x3 grid"),
         control="chance, the GridPG of a map spread evenly over the grid (1/9)",
-        gap=Gap(
-            "The paper's maps localise because ResNet-50's last-layer units are "
-            "class-selective where the object is. Our backbone is a three-block CNN with 64 "
-            "pooled features trained for seconds on 16-pixel noisy digits (85% test "
-            "accuracy on unseen digits), whose units respond to strokes and blobs in every "
-            "cell, so that even the strongest features localise only weakly: a pilot on "
-            "seed 1000 gave 0.352 [0.333, 0.370], on the margin. The claims that rest on "
-            "it are then inconclusive. What would show it: a backbone whose last "
-            "convolution is class-selective (ImageNet-scale training, wider channels)."
-        ),
     ),
     # mean over the 10 (backbone, probe) pairs of acc(BCE) - acc(CE), in points
     "accuracy_kept": ClaimSpec(
