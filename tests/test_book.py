@@ -211,7 +211,7 @@ def test_scoreboard_page_sorts_and_filters_offline(browser, site):
         lambda r: r.continue_() if r.request.url.startswith("http://127.0.0.1") else r.abort(),
     )
     page.goto(f"{site}/book/scoreboard.html", wait_until="networkidle")
-    rows = "table.iclr25-scoreboard tbody tr"
+    rows = "table.iclr25-scoreboard tbody tr:not(.iclr25-diagnosis)"
     page.locator(rows).first.wait_for()  # a loaded machine can answer before it is parsed
     heads = "() => [...document.querySelectorAll('table.iclr25-scoreboard thead th')]"
     assert page.evaluate(f"{heads}.map(h => h.textContent)") == [
@@ -225,12 +225,46 @@ def test_scoreboard_page_sorts_and_filters_offline(browser, site):
     assert page.evaluate(chapters) == sorted(before)
     page.click("table.iclr25-scoreboard thead th:nth-child(1)")
     assert page.evaluate(chapters) == sorted(before, reverse=True)
+    follows = """() => [...document.querySelectorAll('tr.iclr25-diagnosis')].every(d =>
+        d.previousElementSibling.cells[1].querySelector('code').textContent ===
+        d.querySelector('summary code').textContent)"""
+    assert page.evaluate(follows), "a diagnosis row left its claim when the table sorted"
     page.fill("input.iclr25-filter", BUILT[0])
     visible = page.evaluate(
         f"() => [...document.querySelectorAll('{rows}')]"
         ".filter(r => !r.hidden).map(r => r.cells[0].textContent)"
     )
     assert visible and set(visible) == {BUILT[0]}
+    page.fill("input.iclr25-filter", "holds")  # the outcome, not words of a diagnosis
+    outcomes = page.evaluate(
+        f"() => [...document.querySelectorAll('{rows}')].filter(r => !r.hidden)"
+        ".map(r => r.cells[10].textContent)"
+    )
+    assert outcomes and all("holds" in o for o in outcomes), outcomes
+    shown = "() => [...document.querySelectorAll('tr.iclr25-diagnosis')].filter(d => !d.hidden)"
+    assert page.evaluate(f"{shown}.every(d => !d.previousElementSibling.hidden)")
+    page.close()
+
+
+WIDE = ("book/scoreboard", f"notebooks/{BUILT[0]}", "notebooks/fine")
+
+
+@pytest.mark.parametrize("width", [390, 1366])
+def test_pages_never_scroll_sideways(browser, site, width):
+    """At a phone's width and a laptop's, the Scoreboard and two chapters keep their
+    wide tables, figures and listings in boxes of their own: the page itself never
+    scrolls sideways, even with every diagnosis open."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith("http://127.0.0.1") else r.abort(),
+    )
+    for path in WIDE:
+        page.goto(f"{site}/{path}.html", wait_until="networkidle")
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.wait_for_timeout(500)
+        wide = page.evaluate("() => document.documentElement.scrollWidth")
+        assert wide <= width, f"{path} at {width} px scrolls sideways: {wide} px wide"
     page.close()
 
 

@@ -110,8 +110,9 @@ def test_page_lists_exactly_the_claims_it_was_given():
     table = page[page.index("iclr25-scoreboard") :]
     for column in ("control", "estimate", "95% interval", "n", "rule", "outcome"):
         assert f"<th>{column}</th>" in table
-    ids = re.findall(r"<tr><td>(\w+)</td><td><code>([\w-]+)</code>", table)
-    assert ids == [(c.chapter, c.id) for c in CLAIMS]
+    ids = re.findall(r"<tr><td>(\w+)</td><td><code>([\w<>-]+?)</code>", table)
+    assert [(ch, i.replace("<wbr>", "")) for ch, i in ids] == [(c.chapter, c.id) for c in CLAIMS]
+    assert "<tr class='iclr25-diagnosis'><td colspan='11'>" in table  # beneath its row
     assert "n too small" in table and "FAILED" in table
     assert "rests on ready, which missed" in table
     assert core.AFTER_THE_RUN in table
@@ -163,3 +164,11 @@ def test_build_times_table_gives_each_chapters_time_budget_and_artefacts():
     record["chapters"][0]["cpu_s"] = 200  # over half of sro's 360 s
     assert "56% of 360 s <strong>(over half)</strong>" in scoreboard.build_times_html(record)
     assert "<td>3 built (sst-model ×2, 6 s; sst-data, 1 s), 1 from the cache</td>" in html
+
+
+def test_the_summary_rows_add_up_to_the_tally():
+    rows = scoreboard.summary(CLAIMS)
+    total = core.counts(CLAIMS)
+    for key in total:
+        assert sum(r[key] for r in rows) == total[key], key
+    assert total["holds"] + total["contradicted"] + total["inconclusive"] == total["paper claims"]

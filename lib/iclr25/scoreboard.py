@@ -81,7 +81,8 @@ def _summary_html(rows: Sequence[Mapping[str, object]]) -> str:
     )
     head = "".join(f"<th>{h}</th>" for h in heads)
     return (
-        f"<table class='iclr25-summary'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        "<div class='iclr25-scroll'><table class='iclr25-summary'>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
 
@@ -103,7 +104,7 @@ def page_html(claims: Sequence[Claim]) -> str:
         + _summary_html(summary(claims))
         + "<p><label>Filter: <input type='search' class='iclr25-filter' "
         "placeholder='chapter, status, words...'></label> "
-        "<small>Click a column heading to sort.</small></p>"
+        "<small>Click a heading of the table below to sort it.</small></p>"
         + claim_rows(claims, chapter_column=True).replace(
             "class='iclr25-claims'", "class='iclr25-claims iclr25-scoreboard'", 1
         )
@@ -168,8 +169,8 @@ def build_times_html(record: Mapping[str, object]) -> str:
         f"{threads} thread{'s' * (threads != 1)} each, in {record['wall_s']:.0f} s "
         "of wall time. A chapter is stopped once its process and kernel have used their "
         f"CPU limit, or after {toc.WALL_BACKSTOP} times that in wall time.</p>"
-        f"<table class='iclr25-summary iclr25-build-times'><thead><tr>{heads}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        "<div class='iclr25-scroll'><table class='iclr25-summary iclr25-build-times'>"
+        f"<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 

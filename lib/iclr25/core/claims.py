@@ -308,12 +308,19 @@ def _status_cell(c: Claim) -> str:
         why = f"<br><small>rests on {', '.join(c.blocked_by)}, which missed</small>"
     elif c.status != c.outcome:
         why = f"<br><small>{c.outcome}</small>"
-    note = (
-        f"<details><summary>diagnosis</summary><small>{html.escape(c.diagnosis)}</small></details>"
-        if c.diagnosis
-        else ""
+    return f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{why}</td>"
+
+
+def _diagnosis_row(c: Claim, columns: int) -> str:
+    """A declared gap's diagnosis, in a row of its own beneath its claim's, the table's
+    full width, closed until opened; empty for a claim without one."""
+    if not c.diagnosis:
+        return ""
+    return (
+        f"<tr class='iclr25-diagnosis'><td colspan='{columns}'><details><summary>diagnosis "
+        f"of <code>{html.escape(c.id)}</code></summary>{html.escape(c.diagnosis)}"
+        "</details></td></tr>"
     )
-    return f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{why}{note}</td>"
 
 
 def _estimate(c: Claim) -> str:
@@ -327,44 +334,22 @@ def _table(columns: Mapping[str, int], rows: Sequence[str]) -> str:
     total = sum(columns.values())
     widths = "".join(f"<col style='width: {100 * w / total:.1f}%'>" for w in columns.values())
     head = "".join(f"<th>{h}</th>" for h in columns)
-    return (
-        f"<table class='iclr25-claims'><colgroup>{widths}</colgroup>"
+    return (  # the box scrolls sideways on a narrow screen; the page does not
+        f"<div class='iclr25-scroll'><table class='iclr25-claims'><colgroup>{widths}</colgroup>"
         f"<thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
 def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
-    """Claims as an HTML table, with the outcome last: the claim's status, the rule's own
-    outcome where that differs, and the diagnosis of a declared gap.
+    """Claims as an HTML table, with the outcome last: the claim's status and the rule's
+    own outcome where that differs; a declared gap's diagnosis opens beneath its row.
 
     A chapter's table fits its page's column: the id and kind; the statement with its
     control beneath; the paper's figure; ours with the estimate, its 95% interval and n
     beneath; the rule. The Scoreboard's (``chapter_column``) gives the chapter, and
     the control, estimate, interval and n each a column of their own, to sort by.
     """
-    rows = []
-    for c in claims:
-        claim = f"<td><code>{html.escape(c.id)}</code><br><small>{c.kind}</small></td>"
-        if chapter_column:
-            rows.append(
-                f"<tr><td>{html.escape(c.chapter)}</td>{claim}"
-                f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
-                f"<td>{html.escape(c.control)}</td><td>{html.escape(c.measured)}</td>"
-                f"<td>{'' if c.estimate is None else f'{c.estimate:.3g}'}</td>"
-                f"<td>{c.interval}</td><td>{'' if c.n is None else c.n}</td>"
-                f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
-            )
-        else:
-            estimate = (
-                f"<br><small>estimate {_estimate(c)}</small>" if c.estimate is not None else ""
-            )
-            rows.append(
-                f"<tr>{claim}<td>{html.escape(c.statement)}<br><small>control: "
-                f"{html.escape(c.control)}</small></td><td>{html.escape(c.paper)}</td>"
-                f"<td>{html.escape(c.measured)}{estimate}</td>"
-                f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
-            )
     if chapter_column:
         columns = {
             "chapter": 7,
@@ -388,6 +373,31 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
             "rule": 11,
             "outcome": 12,
         }
+    rows = []
+    for c in claims:
+        wrappable = html.escape(c.id).replace("_", "_<wbr>").replace("-", "-<wbr>")
+        claim = f"<td><code>{wrappable}</code><br><small>{c.kind}</small></td>"
+        if chapter_column:
+            rows.append(
+                f"<tr><td>{html.escape(c.chapter)}</td>{claim}"
+                f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
+                f"<td>{html.escape(c.control)}</td><td>{html.escape(c.measured)}</td>"
+                f"<td>{'' if c.estimate is None else f'{c.estimate:.3g}'}</td>"
+                f"<td>{c.interval}</td><td>{'' if c.n is None else c.n}</td>"
+                f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
+                + _diagnosis_row(c, len(columns))
+            )
+        else:
+            estimate = (
+                f"<br><small>estimate {_estimate(c)}</small>" if c.estimate is not None else ""
+            )
+            rows.append(
+                f"<tr>{claim}<td>{html.escape(c.statement)}<br><small>control: "
+                f"{html.escape(c.control)}</small></td><td>{html.escape(c.paper)}</td>"
+                f"<td>{html.escape(c.measured)}{estimate}</td>"
+                f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
+                + _diagnosis_row(c, len(columns))
+            )
     return _table(columns, rows)
 
 
