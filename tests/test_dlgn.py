@@ -135,6 +135,21 @@ def test_greedy_reading_alone_can_miss_the_true_tree():
     assert min(accs) < 1.0
 
 
+def test_true_gate_accuracy_is_the_greedy_reading_on_the_tree():
+    """The setup claim's measure: 1.0 for the tree the greedy reading recovers (seed 1),
+    below it for one it misorders (seed 2)."""
+    assert dlgn.true_gate_accuracy(dlgn.oblique_tree(8, 3, 5000, 0.01, seed=1)) == 1.0
+    assert dlgn.true_gate_accuracy(dlgn.oblique_tree(8, 3, 5000, 0.01, seed=2)) < 0.99
+
+
+def test_tuned_picks_a_setting_of_the_authors_grid():
+    d = dlgn.oblique_tree(dim=4, depth=2, n=600, margin=0.02, seed=0)
+    x, y, xt, yt = d.split()
+    model, chosen = dlgn.tuned("CART", x, y, 0)
+    assert all(chosen[k] in v for k, v in dlgn.method.CART_GRID.items())
+    assert model.score(xt, yt) > 0.5
+
+
 def test_large_beta_makes_the_output_constant_per_gate_cell():
     torch.manual_seed(1)
     model = dlgn.DLGN(dim=2, width=3, depth=2, beta=1e5)
@@ -210,6 +225,7 @@ def test_multiclass_dlgn_trains_with_cross_entropy():
         (lambda: dlgn.DLGN(dim=3, width=4, depth=2, beta=0.0), "beta got 0.0; accepted"),
         (lambda: dlgn.load_table("mnist", 0), "unknown data set 'mnist'; accepted: breast_cancer"),
         (lambda: dlgn.make_model("CNN", 3, 4, 2, 4.0), "unknown model 'CNN'; accepted: DLGN"),
+        (lambda: dlgn.tuned("MLP", np.zeros((4, 2)), np.zeros(4), 0), "no grid for 'MLP'"),
     ],
 )
 def test_bad_input_gives_one_line_errors(call, message):
