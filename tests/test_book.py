@@ -197,6 +197,13 @@ def visit(browser, url: str, figures: bool = True) -> dict:
     return seen
 
 
+def test_intro_states_the_builds_fidelity_as_the_scoreboard_does(book):
+    line = re.compile(r"<p class='iclr25-fidelity'>.*?</p>", re.S)
+    intro = line.findall((book / "book" / "intro.html").read_text())
+    board = line.findall((book / "book" / "scoreboard.html").read_text())
+    assert len(intro) == 1 and intro == board, (intro, board)
+
+
 def test_intro_page_works_offline(browser, site):
     seen = visit(browser, f"{site}/book/intro.html", figures=False)
     assert not seen["external"] and not seen["errors"] and not seen["math_errors"], seen

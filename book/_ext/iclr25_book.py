@@ -56,14 +56,16 @@ class scoreboard_placeholder(nodes.General, nodes.Element):
 
 
 class ScoreboardDirective(SphinxDirective):
-    """``{iclr25-scoreboard} claims`` (every claim) or ``build-times`` (per chapter)."""
+    """``{iclr25-scoreboard} claims`` (every claim), ``fidelity`` (the fidelity line
+    alone) or ``build-times`` (per chapter)."""
 
     required_arguments = 1
 
     def run(self) -> list[nodes.Node]:
-        if self.arguments[0] not in ("claims", "build-times"):
+        if self.arguments[0] not in ("claims", "fidelity", "build-times"):
             raise self.error(
-                f"iclr25-scoreboard takes 'claims' or 'build-times', not {self.arguments[0]!r}"
+                "iclr25-scoreboard takes 'claims', 'fidelity' or 'build-times', "
+                f"not {self.arguments[0]!r}"
             )
         return [scoreboard_placeholder(what=self.arguments[0])]
 
@@ -147,9 +149,9 @@ def _fill_scoreboard(app: Sphinx, doctree: nodes.document, docname: str) -> None
         else:
             executed = Path(app.outdir).parent / "jupyter_execute" / "notebooks"
             built = {c.slug for c in toc.built()}
-            body = scoreboard.page_html(
-                [c for c in scoreboard.collect(executed) if c.chapter in built]
-            )
+            claims = [c for c in scoreboard.collect(executed) if c.chapter in built]
+            page = scoreboard.fidelity_html if node["what"] == "fidelity" else scoreboard.page_html
+            body = page(claims)
         node.replace_self(nodes.raw("", body, format="html"))
 
 

@@ -90,17 +90,25 @@ def _chapters(n: int) -> str:
     return f"{n} chapter" + "s" * (n != 1)
 
 
-def page_html(claims: Sequence[Claim]) -> str:
-    """The Scoreboard page's body: the fidelity figure, the per-chapter summary and every
-    claim in a table that ``scoreboard.js`` sorts (click a heading) and filters."""
-    if not claims:
-        return "<p>No executed chapter recorded a claim.</p>"
+def fidelity_html(claims: Sequence[Claim]) -> str:
+    """The book's fidelity line, from this build's claims: the paper claims that hold of
+    all, over how many chapters, and the whole tally (the Scoreboard and the intro)."""
     held, total = fidelity(claims)
     share = f"{100 * held / total:.0f}%" if total else "n/a"
     return (
         f"<p class='iclr25-fidelity'><strong>Fidelity: {held} of {total} paper claims "
         f"hold ({share})</strong>, over {_chapters(len({c.chapter for c in claims}))}. "
         f"In all: {tally(counts(claims))}.</p>"
+    )
+
+
+def page_html(claims: Sequence[Claim]) -> str:
+    """The Scoreboard page's body: the fidelity figure, the per-chapter summary and every
+    claim in a table that ``scoreboard.js`` sorts (click a heading) and filters."""
+    if not claims:
+        return "<p>No executed chapter recorded a claim.</p>"
+    return (
+        fidelity_html(claims)
         + _summary_html(summary(claims))
         + "<p><label>Filter: <input type='search' class='iclr25-filter' "
         "placeholder='chapter, status, words...'></label> "
