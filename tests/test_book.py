@@ -197,6 +197,16 @@ def visit(browser, url: str, figures: bool = True) -> dict:
     return seen
 
 
+@pytest.mark.parametrize("slug", BUILT)
+def test_chapter_page_says_how_to_run_it_and_offers_its_executed_notebook(book, slug):
+    page = (book / "notebooks" / f"{slug}.html").read_text()
+    box = page[page.index("iclr25-run") :][:1500]
+    assert "make lab" in box and f"python -m iclr25 run {slug}" in box
+    assert f'href="{slug}.ipynb"' in box
+    executed = json.loads((book / "notebooks" / f"{slug}.ipynb").read_text())
+    assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code")
+
+
 def test_intro_states_the_builds_fidelity_as_the_scoreboard_does(book):
     line = re.compile(r"<p class='iclr25-fidelity'>.*?</p>", re.S)
     intro = line.findall((book / "book" / "intro.html").read_text())

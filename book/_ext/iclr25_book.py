@@ -14,6 +14,8 @@
   of the book (``claims``) or each chapter's build time (``build-times``), filled in
   once all pages are read (``doctree-resolved``) from the notebooks myst-nb wrote to
   ``_build/jupyter_execute`` and the build's record.
+* Each chapter page opens with a "Run this chapter" box (:data:`RUN_BOX`): the
+  commands that run it, and its executed notebook, copied beside the page.
 """
 
 import json
@@ -155,6 +157,37 @@ def _fill_scoreboard(app: Sphinx, doctree: nodes.document, docname: str) -> None
         node.replace_self(nodes.raw("", body, format="html"))
 
 
+RUN_BOX = """<div class="admonition tip iclr25-run">
+<p class="admonition-title">Run this chapter</p>
+<p>From a clone of this book's repository, <code>make lab</code> opens
+<code>notebooks/{slug}.py</code> as a notebook in JupyterLab, with its live controls;
+<code>.venv/bin/python -m iclr25 run {slug} -p seed=1</code> re-runs it with other
+parameters (<code>python -m iclr25 list</code> names them). The notebook as this build
+executed it: <a class="reference download" href="{slug}.ipynb" download>{slug}.ipynb</a>.</p>
+</div>"""
+"""The box at the top of each chapter page: how to run it, and its executed notebook."""
+
+
+def _add_run_box(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    slug = docname.removeprefix("notebooks/")
+    if docname == slug or slug not in {c.slug for c in toc.built()}:
+        return
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is not None:  # beneath the chapter's title
+        title = section.next_node(nodes.title)
+        section.insert(
+            section.index(title) + 1, nodes.raw("", RUN_BOX.format(slug=slug), format="html")
+        )
+
+
+def _copy_executed(app: Sphinx, exception: Exception | None) -> None:
+    """Each chapter's executed notebook beside its page, for the run box's link."""
+    if exception is None and app.builder.format == "html":
+        pages = Path(app.outdir) / "notebooks"
+        for executed in _executed(app).glob("*.ipynb"):
+            shutil.copyfile(executed, pages / executed.name)
+
+
 def setup(app: Sphinx) -> dict:
     app.add_js_file("plotly.min.js", priority=200)
     app.add_js_file("scoreboard.js")
@@ -164,6 +197,8 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _execute, priority=900)  # after myst-nb sets its config
     app.connect("env-updated", _put_back_outputs)
     app.connect("doctree-resolved", _fill_scoreboard)
+    app.connect("doctree-resolved", _add_run_box)
     app.connect("build-finished", _copy_plotly)
+    app.connect("build-finished", _copy_executed)
     app.connect("html-page-context", _drop_thebe, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
