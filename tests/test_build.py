@@ -39,7 +39,10 @@ def _wall(tmp_path, slug):
 
 def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ICLR25_CACHE", str(tmp_path / "models"))
-    threads = "import os, torch\nprint(os.environ['OMP_NUM_THREADS'], torch.get_num_threads())"
+    threads = (
+        "import os, torch\nprint(os.environ['OMP_NUM_THREADS'], torch.get_num_threads(), "
+        "os.environ['TQDM_DISABLE'])"
+    )
     cached = "from iclr25 import core\ncore.cached('toy', {'n': 1}, lambda: {'x': 1})"
     one = _notebook(tmp_path, "one", threads, cached)
     two = _notebook(tmp_path, "two", "x = 1 + 1")
@@ -53,7 +56,7 @@ def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeyp
         cache.match_cache_notebook(jupytext.read(one, fmt="py:percent")).pk
     ).nb
     printed = [o["text"] for c in nb.cells for o in c.get("outputs", []) if "text" in o]
-    assert printed[0].split() == ["1", "1"]  # one thread in the kernel
+    assert printed[0].split() == ["1", "1", "1"]  # one thread in the kernel, no progress bars
     kept = nbformat.read(tmp_path / "executed" / "one.ipynb", as_version=4)
     assert [c.cell_type for c in kept.cells] == ["markdown", "code", "code"]
     assert kept.cells[1].outputs[0]["text"] == printed[0]

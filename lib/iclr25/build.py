@@ -82,6 +82,7 @@ def _environment(threads: int, cache_log: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({name: str(threads) for name in THREAD_VARIABLES})
     env[CACHE_LOG] = str(cache_log)
+    env["TQDM_DISABLE"] = "1"  # a finished progress bar tells a page's reader nothing
     return env
 
 
