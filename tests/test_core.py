@@ -389,3 +389,16 @@ def test_figures_offer_nothing_that_leaves_the_machine():
     html = core.figure_html(core.plot([0, 1], {"y": [0, 1]}))
     assert '"displaylogo": false' in html and '"showSendToCloud": false' in html
     assert "sendChartToCloud" in html  # in modeBarButtonsToRemove
+
+
+def test_long_titles_wrap_and_short_ones_stay():
+    long = "a title that says a great deal about what the figure shows, " * 2
+    fig = core.plot([0, 1], {"y": [0, 1]}, title=long).to_dict()
+    fig["layout"]["sliders"] = [{"steps": [{"args": [{}, {"title.text": long}]}]}]
+    wrapped = core.plots.wrap_titles(fig)
+    lines = wrapped["layout"]["title"]["text"].split("<br>")
+    assert len(lines) > 1 and all(len(line) <= core.plots.TITLE_WIDTH for line in lines)
+    assert wrapped["layout"]["margin"]["t"] >= 100
+    assert "<br>" in wrapped["layout"]["sliders"][0]["steps"][0]["args"][1]["title.text"]
+    short = core.plots.wrap_titles(core.plot([0], {"y": [0]}, title="short").to_dict())
+    assert short["layout"]["title"]["text"] == "short"

@@ -45,6 +45,36 @@ def figure_html(fig: go.Figure | dict) -> str:
     )
 
 
+TITLE_WIDTH = 72
+"""Characters of a figure's title on one line; a longer title wraps (plotly cuts it)."""
+
+
+def wrap_titles(fig: dict, width: int = TITLE_WIDTH) -> dict:
+    """``fig`` (a figure's dict) with its title, and the titles its slider steps set,
+    broken into lines of at most ``width`` characters, and room above for them."""
+    import textwrap
+
+    def wrap(text: str) -> str:
+        if "<br" in text or len(text) <= width:
+            return text
+        return "<br>".join(textwrap.wrap(text, width))
+
+    layout = fig.setdefault("layout", {})
+    title = layout.get("title", {})
+    if isinstance(title, dict) and isinstance(title.get("text"), str):
+        title["text"] = wrap(title["text"])
+        lines = title["text"].count("<br>")
+        if lines:
+            margin = layout.setdefault("margin", {})
+            margin["t"] = max(margin.get("t", 80), 80 + 20 * lines)
+    for slider in layout.get("sliders", []):
+        for step in slider.get("steps", []):
+            for args in step.get("args", [])[1:]:
+                if isinstance(args, dict) and isinstance(args.get("title.text"), str):
+                    args["title.text"] = wrap(args["title.text"])
+    return fig
+
+
 def use_offline_plotly() -> None:
     """Make ``fig.show()`` emit plotly's mimetype (for Jupyter) and offline HTML (for the book)."""
     import plotly.io as pio
@@ -52,7 +82,7 @@ def use_offline_plotly() -> None:
 
     class BookRenderer(MimetypeRenderer):
         def to_mimebundle(self, fig_dict: dict) -> dict[str, str]:
-            return {"text/html": figure_html(fig_dict)}
+            return {"text/html": figure_html(wrap_titles(fig_dict))}
 
     pio.renderers["iclr25"] = BookRenderer()
     pio.renderers["plotly_mimetype"].config = dict(PLOTLY_CONFIG)
