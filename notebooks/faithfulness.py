@@ -274,8 +274,8 @@ core.claim(
 # a local transformers folder, or an OpenAI-compatible endpoint whose
 # answer is the option its text names).
 # Its $\mu$ is reported, not claimed: on coreference it picks the
-# second-mentioned person about three times in four (STACK.md), so a swap of
-# identities moves its answer by position, not by identity.
+# second-mentioned person about three times in four, so a swap of identities
+# moves its answer by position, not by identity.
 
 # %%
 smol = None

@@ -240,8 +240,6 @@ identity's share falls below the setting's mention rate. The dose-response uses 
 policy's exact CE and shares of S explanations drawn with common random numbers across q.
 SmolLM2's mu is reported, not claimed.
 
-The first book run's `detects-hiding` failed because its tiny model did not reproduce
-the policy (it named the wrong setting, so context EE was near 0 and no ranking was left
-to flip). That was a setup flaw; the fix is in :func:`train_tiny`, and `plants-policy`
-now checks the planted model against its policy on its own samples. The second run missed
-again, for the reason declared above."""
+A tiny model that does not reproduce its policy (naming the wrong setting, so that
+context EE is near 0 and no ranking is left to flip) would decide nothing:
+`plants-policy` checks the planted model against its policy on its own samples first."""
