@@ -18,47 +18,53 @@ def private_cache(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def corpus():
-    return ai2tale.make_corpus(600, seed=3, max_sentences=12)
+    return ai2tale.make_corpus(600, seed=3, max_sentences=40, shares=(0.125, 0.375))
 
 
-def test_ground_truth_points_at_the_planted_cues(corpus):
-    for email in corpus["train"] + corpus["test"]:
+def test_ground_truth_points_at_the_planted_cues_and_the_label_needs_a_pair(corpus):
+    for email in corpus["train"] + corpus["validation"] + corpus["test"]:
         kinds = [t[0] for t in email.templates]
         assert kinds[0] == "greeting" and kinds[-1] == "signoff"
         assert list(email.cue) == [k == "cue" for k in kinds]
-        assert 4 <= len(email.sentences) <= 15
-        n_cues = sum(email.cue)
-        assert (1 <= n_cues <= 2) if email.true_label == 1 else n_cues == 0
-        # a cue always survives truncation to 12 sentences
-        assert not any(email.cue[12:])
-        for text, (kind, category, j), cue in zip(email.sentences, email.templates, email.cue):
-            if cue:
-                assert category in ai2tale.CATEGORIES
-                # the sentence is the template's filling: same words outside the slots
-                fixed = [w for w in ai2tale.words(ai2tale.CUES[category][j]) if w.isalpha()]
-                assert set(fixed) - {"name", "org", "sum", "date", "link"} <= set(
-                    ai2tale.words(text)
-                )
+        assert 30 <= len(email.sentences) <= 40
+        assert not any(email.cue[40:])
+        found = {fam: 0 for fam in ai2tale.FAMILIES}
+        for text, (kind, family, j), strength in zip(
+            email.sentences, email.templates, email.strength
+        ):
+            if kind != "cue":
+                assert strength == 0
+                continue
+            found[family] = strength
+            template = ai2tale.CUES[family][strength - 1][j]
+            fixed = [w for w in ai2tale.words(template) if w.isalpha()]
+            assert set(fixed) - {"name", "org", "sum", "date", "link"} <= set(ai2tale.words(text))
+        assert sum(email.cue) == sum(v > 0 for v in found.values())  # different sentences
+        assert ai2tale.is_phishing(found["authority"], found["request"]) == email.true_label
 
 
-def test_decoys_only_in_benign_emails_and_labels_noisy_in_training_only(corpus):
-    train, test = corpus["train"], corpus["test"]
-    for email in train + test:
-        if email.true_label == 1:
-            assert not any(email.decoy)
-        assert not (set(np.flatnonzero(email.decoy)) & set(np.flatnonzero(email.cue)))
-    assert sum(any(e.decoy) for e in train if e.true_label == 0) > 0.6 * len(train) / 2
+def test_every_cue_occurs_in_benign_mail(corpus):
+    benign = [e for e in corpus["train"] if e.true_label == 0]
+    alone = {fam: set() for fam in ai2tale.FAMILIES}
+    for e in benign:
+        families = [t[1] for t in e.templates if t[0] == "cue"]
+        if len(families) == 1:
+            alone[families[0]] |= {s for s in e.strength if s}
+    assert alone == {fam: {1, 2, 3} for fam in ai2tale.FAMILIES}
+    assert all(not ai2tale.is_phishing(a, r) for a, r in ai2tale.BENIGN_PAIRS)
+    assert all(ai2tale.is_phishing(a, r) for a, r in ai2tale.PHISHING_PAIRS)
+
+
+def test_labels_noisy_outside_the_test_split_only(corpus):
+    train = corpus["train"] + corpus["validation"]
     flipped = np.mean([e.label != e.true_label for e in train])
-    assert 0.02 < flipped < 0.09
-    assert all(e.label == e.true_label for e in test)
+    assert 0.01 < flipped < 0.1
+    assert all(e.label == e.true_label for e in corpus["test"])
 
 
 def test_template_splits_are_disjoint(corpus):
-    used = {
-        split: {t for e in emails for t in ((k, c, j) for k, c, j in e.templates)}
-        for split, emails in corpus.items()
-    }
-    assert not used["train"] & used["test"]
+    used = {split: {t for e in emails for t in e.templates} for split, emails in corpus.items()}
+    assert not used["train"] & used["test"] and not used["validation"] & used["test"]
     # both splits use cues of both kinds: with keywords and off the keyword list
     for split in used:
         indices = {j for k, _, j in used[split] if k == "cue"}
@@ -68,14 +74,14 @@ def test_template_splits_are_disjoint(corpus):
 def test_off_list_cues_hold_no_keyword_and_the_others_do():
     slots = dict(name="alice", org="globex", sum="120 dollars", date="monday",
                  link="globex-docs.com/view")  # fmt: skip
-    for category, templates in ai2tale.CUES.items():
-        for j, t in enumerate(templates):
-            assert ai2tale.is_cognitive(t.format(**slots)) == (j not in ai2tale.OFF_LIST), t
+    for family in ai2tale.FAMILIES:
+        for templates in ai2tale.CUES[family]:
+            for j, t in enumerate(templates):
+                assert ai2tale.is_cognitive(t.format(**slots)) == (j not in ai2tale.OFF_LIST), t
     assert all(ai2tale.is_cognitive(t.format(**slots)) for t in ai2tale.DECOYS)
 
 
 SLOTS = {"name", "org", "sum", "date", "link"}
-REQUEST = {"you", "your", "please", "now", "reply", "send"}
 
 
 def _templates():
@@ -83,7 +89,9 @@ def _templates():
     pools = {"greeting": ai2tale.GREETINGS, "signoff": ai2tale.SIGNOFFS,
              "filler": ai2tale.FILLERS, "decoy": ai2tale.DECOYS}  # fmt: skip
     out = [(k, j, t) for k, pool in pools.items() for j, t in enumerate(pool)]
-    return out + [("cue", j, t) for c in ai2tale.CATEGORIES for j, t in enumerate(ai2tale.CUES[c])]
+    cues = [("cue", j, t) for fam in ai2tale.FAMILIES for level in ai2tale.CUES[fam]
+            for j, t in enumerate(level)]  # fmt: skip
+    return out + cues
 
 
 def test_test_templates_use_training_words_only():
@@ -95,32 +103,17 @@ def test_test_templates_use_training_words_only():
     for kind, j, t in _templates():
         if ai2tale.template_split(kind, j) == "test":
             assert set(ai2tale.words(t)) - SLOTS <= train, t
-    corpus = ai2tale.make_corpus(300, seed=1, max_sentences=12)
+    corpus = ai2tale.make_corpus(300, seed=1, max_sentences=40)
     vocab = ai2tale.build_vocab(corpus["train"])
-    data = ai2tale.encode(corpus["test"], vocab, 12, 16, verbose=False)
+    data = ai2tale.encode(corpus["test"], vocab, 40, 16, verbose=False)
     assert not (data.tokens == ai2tale.UNK).any()
 
 
-def test_cues_ask_the_reader_and_decoys_do_not():
-    for kind, _, t in _templates():
-        asks = bool(set(ai2tale.words(t)) & REQUEST)
-        if kind == "cue":
-            assert asks, t
-        elif kind in ("decoy", "filler"):
-            assert not asks, t
-            if kind == "decoy":
-                assert "{link}" not in t
-
-
-def test_one_sentence_separates_held_out_cues_from_decoys():
-    # a property of the data, decided before any model is trained: a bag-of-words reader
-    # of single sentences, trained on the training templates, generalises to the test ones
-    for seed in (0, 1):
-        sep = ai2tale.one_sentence_separability(seed, fills=10)
-        assert sep["cues"] >= 0.9 and sep["decoys"] >= 0.9 and sep["others"] >= 0.9, sep
-    texts, is_cue, kinds = ai2tale.template_sentences("test", np.random.default_rng(0), 2)
-    assert len(texts) == len(is_cue) == len(kinds) and is_cue.sum() == 2 * 2 * 7
-    assert {"decoy", "filler", "greeting", "signoff"} <= set(kinds)
+def test_one_sentence_does_not_decide_the_label(corpus):
+    # a property of the data, decided before any model is trained
+    readers = ai2tale.reader_accuracies(corpus, seed=0)
+    assert readers["one"].shape == readers["two"].shape == (len(corpus["test"]),)
+    assert readers["two"].mean() > readers["one"].mean() + 0.05, readers
 
 
 def test_sample_concrete_matches_the_formula_and_stays_inside_0_1():
@@ -173,9 +166,9 @@ def test_ctp_and_cue_hit_match_hand_computations():
         ["urgent bank notice."],  # benign: ignored
     ]
     assert ai2tale.cognitive_true_positive(selected, [1, 1, 0]) == pytest.approx(1 / 3)
-    masks = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]], bool)
-    cues = np.array([[1, 0, 0], [1, 0, 0], [1, 0, 0]], bool)
-    assert ai2tale.cue_hit(masks, cues, [1, 1, 0]) == pytest.approx(0.5)
+    masks = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 0]], bool)
+    cues = np.array([[1, 0, 1], [1, 0, 0], [1, 0, 0]], bool)
+    assert ai2tale.cue_hit(masks, cues, [1, 1, 0]) == pytest.approx(0.25)  # (1/2 + 0) / 2
     m = ai2tale.label_metrics([0, 0, 1, 1], [0, 1, 1, 0])
     assert m == {"accuracy": 0.5, "f1": 0.5, "fpr": 0.5, "fnr": 0.5}
 
@@ -196,28 +189,32 @@ def test_bad_input_gives_one_line_errors(capsys):
     assert data.valid.sum() == 12 and data.tokens.shape == (1, 12, 16)
 
 
-def test_every_method_trains_selects_one_sentence_and_is_cached(corpus):
+def test_every_method_trains_selects_k_sentences_and_is_cached(corpus):
     vocab = ai2tale.build_vocab(corpus["train"])
-    train = ai2tale.encode(corpus["train"][:200], vocab, 12, 16, verbose=False)
-    test = ai2tale.encode(corpus["test"][:60], vocab, 12, 16, verbose=False)
-    arch = dict(embedding=8, filters=8)
-    recipe = ai2tale.Recipe(epochs=1, batch_size=64)
+    train = ai2tale.encode(corpus["train"][:120], vocab, 40, 16, verbose=False)
+    val = ai2tale.encode(corpus["validation"][:40], vocab, 40, 16, verbose=False)
+    test = ai2tale.encode(corpus["test"][:60], vocab, 40, 16, verbose=False)
+    arch = dict(embedding=8, filters=8, k=2)
+    recipe = ai2tale.Recipe(epochs=2, batch_size=64)
     models = {}
     for method in ai2tale.METHODS:
-        model, curve = ai2tale.train_cached(method, train, len(vocab), arch, recipe, {"n": 1})
+        model, curve, val_curve = ai2tale.train_cached(
+            method, train, len(vocab), arch, recipe, {"n": 1}, val
+        )
         result = ai2tale.evaluate(model, test)
-        assert len(curve) == 1 and (result["mask"].sum(1) == 1).all()
+        assert len(curve) == len(val_curve) == 2 and (result["mask"].sum(1) == 2).all()
         assert (result["mask"] <= test.valid.numpy()).all()
         assert 0 <= result["ctp"] <= 1 and 0 <= result["cue_hit"] <= 1
+        assert result["correct"].mean() == pytest.approx(result["accuracy"])
         models[method] = model
-    again, _ = ai2tale.train_cached("ai2tale", train, len(vocab), arch, recipe, {"n": 1})
+    again, _, _ = ai2tale.train_cached("ai2tale", train, len(vocab), arch, recipe, {"n": 1}, val)
     with torch.no_grad():
         torch.testing.assert_close(again(test.tokens)[0], models["ai2tale"](test.tokens)[0])
 
 
 def test_step_one_leaves_the_selector_untouched(corpus):
     vocab = ai2tale.build_vocab(corpus["train"])
-    data = ai2tale.encode(corpus["train"][:64], vocab, 12, 16, verbose=False)
+    data = ai2tale.encode(corpus["train"][:64], vocab, 40, 16, verbose=False)
     torch.manual_seed(0)
     model = ai2tale.Localiser("ai2tale", len(vocab), embedding=8, filters=8)
     before = [q.clone() for q in model.selector.parameters()]

@@ -26,22 +26,22 @@ stop-word removal and Snowball stemming. The official keyword file
 (``phishingdata/kwords_stem.json``) ships only in the authors' download, not in the
 repository, so the lists here are our own, written from the paper's seven categories.
 Stop words are scikit-learn's list (nltk's needs a download); the stemmer is nltk's
-Snowball. Cue-Hit, which real data cannot give, is the share of phishing emails whose
-selection holds a planted cue.
+Snowball. Cue-Hit, which real data cannot give, is the mean share of a phishing email's
+planted cues that its selection holds.
 
-The data are generated (:func:`make_corpus`): emails of 4-15 sentences from
-slot-filled templates, phishing ones carrying 1-2 cue sentences, benign ones decoys that
-use cue words legitimately; some cues avoid the keyword list, 5% of the training labels
-are flipped, and every template belongs to the training or to the test split, not both.
-Cues ask the reader for something (act, reply, pay, send details, follow a link) or
-threaten the reader; decoys and the everyday sentences state facts about events and
-other people and ask the reader for nothing, so that one sentence read alone can tell a
-cue from a decoy, as one sentence of a real benign email reads benign. The test
-templates reword the training ones with training words only: the predictor meets no word
-whose embedding it never trained (:func:`one_sentence_separability` checks the first
-property with a bag-of-words reader, the tests both). The official training, kept here,
-trains the predictor on relaxed masks over all sentences and tests it on the one sentence
-selected; the corpus lets that sentence carry the label.
+The data are generated (:func:`make_corpus`): emails of 30-40 sentences from slot-filled
+templates. Cues come in two families, the sender's authority and a request to the reader,
+each in three strengths; an email is phishing when it holds one cue of each family, in
+two different sentences, with strengths summing to 4 or more (:func:`is_phishing`).
+Benign mail holds no cue, one family alone (any strength) or a weak pair, so that every
+cue sentence also occurs in benign mail and no sentence read alone decides the label;
+:func:`reader_accuracies` measures this with bag-of-words readers of one and of two
+planted sentences. Both classes carry decoys (everyday sentences with cue words); half
+of the cue templates avoid the keyword list, 5% of the training and validation labels
+are flipped, and the test emails use their own templates, rewordings of the training
+ones in the training words. With k = 2 a selector can keep both cues. Model selection as
+the official code: the epoch with the best validation Label-Accuracy (the validation
+emails use the training templates), and lambda chosen on validation.
 Baselines: L2X (a concrete top-k selector, no random-mask step, no prior), attention
 pooling (select by weight), random selection, and a bag-of-words logistic regression on
 whole emails (scikit-learn) as the accuracy reference.
@@ -55,19 +55,22 @@ the figure builders. This file holds the chapter's parameters and its claims.
 from __future__ import annotations
 
 from iclr25.chapters.ai2tale.corpus import (
+    BENIGN_PAIRS,
     CUES,
     DECOYS,
+    FAMILIES,
     FILLERS,
     GREETINGS,
     OFF_LIST,
+    PHISHING_PAIRS,
     SIGNOFFS,
     UNK,
     build_vocab,
     encode,
+    is_phishing,
     make_corpus,
-    one_sentence_separability,
+    reader_accuracies,
     split_text,
-    template_sentences,
     template_split,
     text_email,
 )
@@ -97,15 +100,17 @@ from iclr25.chapters.ai2tale.method import (
     train_cached,
     train_step,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Param
+from iclr25.core import ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # Parameters
 # ---------------------------------------------------------------------------------
 
 PARAMETERS = {
-    "n_emails": Param(3000, "generated emails (70% train, 30% test)", low=40, high=200000),
-    "max_sentences": Param(12, "sentences kept per email (paper: 100)", low=4, high=100),
+    "n_emails": Param(
+        2400, "generated emails (50% train, 12.5% validation, 37.5% test)", low=40, high=200000
+    ),
+    "max_sentences": Param(40, "sentences kept per email (paper: 100)", low=4, high=100),
     "max_tokens": Param(16, "tokens kept per sentence (paper: 50)", low=4, high=50),
     "embedding": Param(32, "word-embedding width (paper: 150)", low=4, high=512),
     "filters": Param(64, "Conv1D filters (paper: 250)", low=4, high=512),
@@ -113,14 +118,10 @@ PARAMETERS = {
     "batch_size": Param(128, "minibatch size (paper: 128)", low=8, high=4096),
     "lr": Param(1e-3, "Adam learning rate (paper: 1e-3, clipnorm 1)", low=1e-5, high=0.1),
     "tau": Param(0.5, "temperature of the relaxed selection (paper: 0.5)", low=1e-3, high=10.0),
-    "k": Param(1, "sentences selected per email (paper: 1)", low=1, high=100),
+    "k": Param(2, "sentences selected per email (paper: 1; two cues here)", low=1, high=100),
     "sigma": Param(0.3, "prior's sigma (paper: 0.3)", low=1e-3, high=10.0),
-    "lam": Param(0.1, "prior's weight lambda at the paper's settings (0.1)", low=0.0, high=10.0),
-    "lam_ablation": Param(
-        1e-3, "lambda of the step-(1) ablation (the sweep's smallest > 0)", low=0.0, high=10.0
-    ),
     "label_noise": Param(0.05, "share of flipped training labels", low=0.0, high=0.4),
-    "seeds": Param(1, "training seeds per model (full run: 3)", low=1, high=10),
+    "seeds": Param(3, "training seeds of AI2TALE and the baselines", low=1, high=10),
     "seed": Param(0, "seed of the corpus and of the first training run", low=0),
     "device": Param(
         "auto",
@@ -128,96 +129,123 @@ PARAMETERS = {
         choices=("auto", "cpu", "cuda"),
     ),  # fmt: skip
 }
-SMOKE = {"n_emails": 200, "epochs": 1}
+SMOKE = {"n_emails": 200, "epochs": 1, "seeds": 1}
+SHARES = (0.125, 0.375)
+"""Validation and test shares of the emails (300 and 900 of 2,400)."""
 
 LAMBDAS = (0.0, 1e-3, 1e-2, 1e-1)
-"""The sweep of the prior's weight (the sensitivity section)."""
+"""The sweep of the prior's weight at the first seed; the lambda > 0 with the best
+validation Label-Accuracy is AI2TALE's for every seed."""
 
 # ---------------------------------------------------------------------------------
-# Claims: bounds fixed by the issue, gaps declared before the book-mode run
+# Claims: rules and gaps fixed before the book-mode run
 # ---------------------------------------------------------------------------------
 
 CLAIMS: dict[str, ClaimSpec] = {
-    # Gaps written before the first book run of the redesigned corpus (third book run in
-    # all). The first two runs used the earlier corpus, whose test templates brought
-    # words never seen in training (see make_corpus); beats_baselines and
-    # random_mask_step missed there.
-    # Kendall tau-b between the CTP and the Cue-Hit of AI2TALE, L2X, attention, random
+    # per test email: correct with both planted cues read, minus correct with the
+    # strongest one alone (bag-of-words readers trained on the training emails)
+    "pair_needed": ClaimSpec(
+        "One planted sentence does not decide the label: a reader of both planted cues "
+        "beats a reader of the strongest one by more than 5 points of accuracy",
+        kind="setup",
+        paper="the paper's emails hold several partial cues (up to 100 sentences)",
+        rule=Margin(
+            above=0.05,
+            why="room above the paper's 1.5-3.5-point margins for a selector that keeps both cues",
+        ),
+        control="the same reader given the email's strongest planted cue alone",
+    ),
+    # Youden's J of the keyword test on the selected sentences of phishing test emails
+    # (all four methods, all seeds): P(keyword | planted cue) - P(keyword | other)
     "ctp_tracks_truth": ClaimSpec(
-        "CTP and Cue-Hit rank AI2TALE, L2X, attention and random alike (Kendall tau >= 0.6)",
+        "On the sentences the methods select, the keyword test credits planted cues more "
+        "often than other sentences, by more than 0.2 (Youden's J)",
         kind="setup",
         paper="no ground truth in the paper's datasets: CTP is its proxy",
-        rule=Bound(ge=0.6),
-        control="Cue-Hit's ranking of the same four methods (the planted cues)",
+        rule=Margin(
+            above=0.2,
+            why="CTP moves with the share of selected cues by J: at J = 0.2 a 5-point "
+            "gain in cues gives one point of CTP, the headline's margin",
+        ),
+        control="the keyword test on the selected sentences that are not planted cues",
+        gap=Gap(
+            "Expected from the corpus's make-up: half of the cue templates avoid the keyword "
+            "lists, so about half of the selected cues hold a keyword, while decoys (a quarter "
+            "of the body sentences) all hold one and a seventh of the everyday templates do, "
+            "so about a third of the other selected sentences hold one. J comes to about "
+            "0.15, below the margin: on this corpus CTP is a weak proxy for the planted cues, "
+            "as the paper's own keyword test may be on real mail. What would show it: "
+            "keyword lists that cover the cues' wording and miss the decoys', or real emails "
+            "annotated sentence by sentence."
+        ),
     ),
-    # AI2TALE's mean of Label-Accuracy and CTP minus each baseline's (L2X, attention,
-    # random), at sigma 0.3, lambda 0.1: at least one point (0.01) above every one
+    # per phishing test email: AI2TALE's share of planted cues selected (mean over
+    # seeds) minus random selection's
+    "localises": ClaimSpec(
+        "AI2TALE's selection holds the planted cues: Cue-Hit more than 0.3 above random "
+        "selection's",
+        paper="AI2TALE localises the phishing-relevant sentences (abstract, figures of "
+        "selected sentences)",
+        rule=Margin(above=0.3, why="random selection keeps about 2 of 35 sentences"),
+        control="random selection of k sentences (same encoder and predictor)",
+    ),
+    # per test email: (correct + CTP share on phishing emails / phishing share) / 2,
+    # mean over seeds; AI2TALE minus the strongest baseline of L2X, attention, random
     "beats_baselines": ClaimSpec(
-        "At the paper's settings, AI2TALE's mean of Label-Accuracy and CTP is at "
-        "least 1 point above every baseline's",
+        "AI2TALE's mean of Label-Accuracy and CTP is more than 1 point above that of "
+        "the strongest baseline",
         paper="1.5 to 3.5 points above the baselines on average in "
         "Label-Accuracy and CTP, seven email datasets (abstract)",
-        rule=Bound(ge=0.01),
-        control="L2X, attention pooling and random selection (same encoder and predictor)",
-        rests_on=("ctp_tracks_truth",),
+        rule=Margin(above=0.01, why="the paper's smallest gain, 1.5 points, less its spread"),
+        control="L2X, attention pooling and random selection (same encoder and predictor), "
+        "the strongest of them",
+        rests_on=("pair_needed", "ctp_tracks_truth"),
         gap=Gap(
-            "On this corpus one sentence decides the label, by design: the test templates use "
-            "only training words, and a bag-of-words reader of single sentences trained on the "
-            "training templates tells held-out cues from decoys and from everyday sentences "
-            "(one_sentence_separability, a unit test run before any model was trained). Every "
-            "selector that learns to find a cue then feeds its predictor the sentence that "
-            "decides the label, and all of them reach the same ceiling, as L2X and attention did "
-            "in a pilot on an easy corpus (Label-Accuracy 1.0). What is left between "
-            "them is which of two cues they keep where an email has two (CTP), a matter of "
-            "test-set noise rather than a systematic point. The paper's margins come from real "
-            "emails of up to 100 sentences, where cues are graded, several sentences carry part "
-            "of the evidence and the kept sentence changes what the label can be read from. What "
-            "would show it: the paper's seven datasets, or a generated corpus whose cues are "
-            "only weakly separable one sentence at a time."
+            "The official relaxation (SampleConcrete with p and 1 - p as logits) keeps a "
+            "sentence with probability between 0.27 and 0.73 whatever p is, and step (1) keeps "
+            "about half at random: AI2TALE's predictor learns from sums over some 15-20 of an "
+            "email's 30-40 sentences and is tested on the sum of the two it selects. L2X's "
+            "concrete top-k trains its predictor on about k sentences and attention on a "
+            "weighted mean, closer to what they read at test. A seed-1000 pilot found AI2TALE's "
+            "selection holding both cues in 89% of phishing emails, L2X's in 94% and "
+            "attention's in 70%, but AI2TALE's Label-Accuracy 0.61 against 0.82 and 0.83. "
+            "What would show it: the paper's emails, where the predictor meets sums of many "
+            "sentences at training and at test alike (k = 1 of up to 100 sentences does not), "
+            "or a sharper relaxation (logits log p)."
         ),
     ),
-    # Cue-Hit of the best lambda > 0 of the sweep minus that of lambda = 0
+    # per phishing test email, first seed: Cue-Hit at the chosen lambda minus lambda = 0
     "prior_helps": ClaimSpec(
-        "The best lambda > 0 beats lambda = 0 in Cue-Hit by at least 2 points",
+        "The prior at the lambda chosen on validation raises Cue-Hit by more than 2 "
+        "points over lambda = 0",
         paper="the prior term is part of the method (official default lambda "
         "0.1, sigma 0.3); the paper's ablation tables were not retrieved",
-        rule=Bound(ge=0.02),
-        control="AI2TALE at lambda = 0 (no prior term)",
+        rule=Margin(above=0.02, why="the paper's gains are a few points"),
+        control="AI2TALE at lambda = 0 (no prior term), same seed",
         gap=Gap(
-            "With k = 1 and a hard top-1 at inference, only the order of the p_i decides the "
-            "selection, and the prior is a pressure towards small p where features are large: "
-            "the sparsity it buys is what the top-1 already enforces. Of the sweep's lambdas > 0, "
-            "a pilot saw the selector collapse at 0.01 and 0.1 (Cue-Hit 0), leaving "
-            "1e-3, whose pressure is a thousandth of the CE's scale; the pilot's lambda <= 1e-3 "
-            "models reached the corpus's ceiling, as did lambda = 0. A 2-point gain needs the "
-            "prior to change which sentence ranks first in more than 2% of phishing emails. "
-            "On the redesigned corpus, where one sentence decides the label (see "
-            "beats_baselines), lambda = 0 already finds the cue wherever a selector can, which "
-            "leaves no room for the gain. "
-            "What would show it: the paper's emails of up to 100 sentences, where many candidate "
-            "sentences compete and a pressure towards few informative ones can reorder them, "
-            "with lambda and sigma tuned per dataset."
+            "The hard top-k at inference depends only on the order of the p_i, and the prior "
+            "presses p down where features are large, a sparsity the top-k already enforces. "
+            "In a seed-1000 pilot AI2TALE at lambda = 0 and at 1e-3 kept both cues of the same "
+            "share of phishing emails (0.893), near the ceiling where a cue is found at all. "
+            "What would show it: the paper's emails of up to 100 sentences, where many "
+            "candidates compete, with lambda and sigma tuned per dataset."
         ),
     ),
-    # Label-Accuracy with step (1) minus without it, at lam_ablation
+    # per test email, first seed: correct with step (1) minus without, at the chosen lambda
     "random_mask_step": ClaimSpec(
-        "Dropping step (1), the random-mask training, costs at least 1 point of Label-Accuracy",
+        "Dropping step (1), the random-mask training, costs more than 1 point of Label-Accuracy",
         paper="step (1) is part of the official training loop; the paper's "
         "ablation tables were not retrieved",
-        rule=Bound(ge=0.01),
-        control="AI2TALE trained without step (1), at lam_ablation",
+        rule=Margin(above=0.01, why="the paper's gains are a few points"),
+        control="AI2TALE trained without step (1), at the chosen lambda, same seed",
         gap=Gap(
-            "Step (1) trains the encoder and predictor on relaxed random masks that keep about "
-            "half of the sentences. Step (2)'s masks are nearly as random: the official "
-            "SampleConcrete uses p and 1 - p themselves as logits, at temperature 0.5, so a "
-            "sentence's z exceeds 0.5 with probability sigmoid(2p - 1), between 0.27 and 0.73 "
-            "whatever p is. Without step (1) the predictor still learns from near-random "
-            "subsets; and on a corpus where one sentence decides the label (see "
-            "beats_baselines), both variants find the cue and read it, so they reach the same "
-            "ceiling. What would show it: emails long enough that the predictor, trained on "
-            "step (2)'s subsets alone, meets sentence mixtures it cannot yet read when the "
-            "selector starts to commit (the paper's 100-sentence emails), or a sharper "
-            "relaxation (logits log p) under which step (2)'s masks follow the selector."
+            "Decided at one seed (the CPU budget), on 900 test emails paired: where the two "
+            "models disagree on a few hundred emails, the interval is about 3 points wide on "
+            "either side. A seed-1000 pilot at lambda 1e-3 gave Label-Accuracy 0.612 with "
+            "step (1) and 0.586 without, a gain of the size of that interval. Step (2)'s masks "
+            "are themselves near-random (SampleConcrete keeps a sentence with probability "
+            "between 0.27 and 0.73), which leaves step (1) little to add. What would show it: "
+            "three seeds or more of both variants, or the paper's datasets."
         ),
     ),
 }

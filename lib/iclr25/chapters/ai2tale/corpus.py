@@ -1,6 +1,6 @@
 """AI2TALE's generated corpus: the slot-filled templates (everyday sentences, decoys,
-planted cues), emails and their split by template, the corpus's one-sentence
-separability, and the emails' encoding as token tensors."""
+planted cues), emails and their split by template, readers of one and of two planted
+sentences, and the emails' encoding as token tensors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from iclr25.chapters.ai2tale.measures import CATEGORIES, words
+from iclr25.chapters.ai2tale.measures import words
 from iclr25.core import ParameterError
 
 # ---------------------------------------------------------------------------------
@@ -74,73 +74,74 @@ DECOYS = (
     "the finance manager verified the figures in the budget sheet.",
     "the finance manager verified the figures for the annual review.",
 )
-"""Benign sentences that use cue words legitimately (deadlines, IT notices, holidays,
-free lunches) in a benign frame: statements about events and other people, with no
-request to the reader, no link and no threat; each test template rewords training ones
-with their words."""
+"""Sentences of both classes that use cue words legitimately (deadlines, IT notices,
+holidays, free lunches): statements about events and other people, with no request to
+the reader; each test template rewords training ones with their words."""
 
-CUES: dict[str, tuple[str, ...]] = {
-    # per category: indices 0-2 hold keywords, 3-4 avoid the list; 2 and 4 (the test
-    # templates) reword the training ones with their words. Every cue asks the reader
-    # for something (act, reply, send, pay, follow a link) or threatens the reader.
-    "scarcity": (
-        "your mailbox will expire in 24 hours unless you act now.",
-        "urgent: this offer ends today at midnight, reply now.",
-        "urgent: act now or your mailbox will expire today.",
-        "you must respond before the end of the day or lose access.",
-        "respond now or you lose access to your mailbox.",
-    ),
-    "consistency": (
-        "as you agreed, please confirm your details again.",
-        "to continue your subscription, renew it at {link}.",
-        "please renew your subscription as you agreed at {link}.",
-        "like you did in march, send us the same information once more.",
-        "send us the same details once more, like you did in march.",
-    ),
-    "reciprocity": (
-        "you have won a gift card worth {sum}, claim it at {link}.",
-        "a refund of {sum} is waiting for you.",
-        "claim the refund of {sum} waiting for you at {link}.",
-        "we are sending {sum} your way, just tell us where to send it.",
-        "{sum} is on the way to you, just tell us where to send it.",
-    ),
+CUES: dict[str, tuple[tuple[str, ...], ...]] = {
+    # per family and strength 1-3: four templates, 0-1 train and 2-3 test (rewordings in
+    # the training words), 1 and 3 off the keyword list. Each family also appears alone
+    # in benign mail, so no sentence read alone decides the label.
     "authority": (
-        "the {org} bank fraud department needs you to reply today.",
-        "the ceo needs you to wire {sum} before the end of the day.",
-        "the ceo of the {org} bank needs you to wire {sum} today.",
-        "i am writing for the head of finance: process a payment of {sum} now.",
-        "the head of finance needs you to process a payment of {sum} now.",
+        (
+            "this message comes from the finance department.",
+            "this note comes from the office of the head of finance.",
+            "this note comes from the finance department.",
+            "this message comes from the office of the head of finance.",
+        ),
+        (
+            "i am writing for the ceo, who asked me to contact you.",
+            "i am writing for the head of finance, who is out of office this week.",
+            "i am writing for the ceo, who is out of office this week.",
+            "the head of finance asked me to contact you this week.",
+        ),
+        (
+            "this is the fraud department of the {org} bank, and the matter is urgent.",
+            "this comes straight from the head of the {org} group, and it cannot wait.",
+            "the matter is urgent, this is the fraud department of the {org} bank.",
+            "it cannot wait, and this comes straight from the head of the {org} group.",
+        ),
     ),
-    "socialproof": (
-        "thousands of customers have already updated their details, do it now at {link}.",
-        "most of your colleagues joined the new portal this week, join them at {link}.",
-        "thousands of your colleagues already joined the portal, join now at {link}.",
-        "nearly all staff in your building did this yesterday, so do it now.",
-        "nearly all staff already updated their details at {link}, do it now.",
-    ),
-    "liking": (
-        "as a valued friend of {org}, we picked you personally, reply now.",
-        "we love working with you, so please send us your details.",
-        "we picked you personally as a valued friend, please send us your details.",
-        "you always make our day brighter, {name}, so just send us your details.",
-        "you always make our day, {name}, so please send us your details.",
-    ),
-    "security": (
-        "we detected unusual login activity on your account, verify it at {link}.",
-        "your password must be reset at {link} to avoid suspension.",
-        "unusual activity was detected, reset your password at {link} now.",
-        "someone in another country tried to get into your mailbox, check it at {link}.",
-        "someone tried to get into your mailbox from another country, check it now.",
+    "request": (
+        (
+            "please confirm the details below when you can.",
+            "please have a look at the file at {link} when you can.",
+            "when you can, please confirm the details below.",
+            "when you can, please have a look at the file at {link}.",
+        ),
+        (
+            "please verify your account at {link} before friday.",
+            "send me your home address and phone number before friday.",
+            "before friday, please verify your account at {link}.",
+            "before friday, send me your phone number and home address.",
+        ),
+        (
+            "reply with your password and wire {sum} today.",
+            "wire {sum} to the number i send you, and tell no one.",
+            "wire {sum} today and reply with your password.",
+            "tell no one, and wire {sum} to the number i send you.",
+        ),
     ),
 }
-"""Planted phishing cues, five per category: indices 0-2 hold a keyword, 3-4 avoid
-the keyword list (so CTP misses them and Cue-Hit does not)."""
-OFF_LIST = (3, 4)
-TEST_CUES = (2, 4)
-"""Cue templates of the test split (one with keywords, one without); the rest train."""
-CORPUS_VERSION = 2
-"""Part of the trained models' cache key: 2 is the corpus whose cues ask the reader and
-whose test templates use training words only (1, the earlier one, did neither)."""
+"""Planted cues of two families, the sender's authority and a request to the reader, in
+three strengths: four templates per family and strength, 1 and 3 avoiding the keyword
+list (so CTP misses them and Cue-Hit does not)."""
+FAMILIES = ("authority", "request")
+OFF_LIST = (1, 3)
+TEST_CUES = (2, 3)
+"""Cue templates of the test split (one with keywords, one without); 0 and 1 train."""
+PHISHING_PAIRS = ((1, 3), (2, 2), (2, 3), (3, 1), (3, 2), (3, 3))
+BENIGN_PAIRS = ((1, 1), (1, 2), (2, 1))
+"""Strengths (authority, request) of the cue pairs: an email is phishing when it holds
+one cue of each family with strengths summing to 4 or more (:func:`is_phishing`)."""
+CORPUS_VERSION = 3
+"""Part of the trained models' cache key: 3 is the corpus whose label needs two cues in
+different sentences (2 and 1, the earlier ones, had one sentence decide)."""
+
+
+def is_phishing(authority: int, request: int) -> bool:
+    """The label rule: a cue of each family (strength > 0), strengths summing to >= 4."""
+    return authority > 0 and request > 0 and authority + request >= 4
 
 
 def template_split(kind: str, index: int) -> str:
@@ -154,8 +155,8 @@ def template_split(kind: str, index: int) -> str:
 @dataclass(frozen=True)
 class Email:
     """A generated email: its sentences, observed label (flipped for label noise),
-    true label, which sentences are planted cues and decoys, and the templates used
-    as (kind, category, index)."""
+    true label, which sentences are planted cues and decoys, each sentence's cue
+    strength (0 for no cue), and the templates used as (kind, family, index)."""
 
     sentences: tuple[str, ...]
     label: int
@@ -163,6 +164,7 @@ class Email:
     cue: tuple[bool, ...]
     decoy: tuple[bool, ...]
     templates: tuple[tuple[str, str, int], ...]
+    strength: tuple[int, ...] = ()
 
 
 def _fill(template: str, rng: np.random.Generator) -> str:
@@ -177,60 +179,104 @@ def _fill(template: str, rng: np.random.Generator) -> str:
     )
 
 
+def _strengths(rng: np.random.Generator, label: int) -> tuple[int, int]:
+    """(authority, request) strengths, 0 for an absent family: phishing draws a pair of
+    :data:`PHISHING_PAIRS`; benign mail holds no cue (20%), an authority cue alone (25%),
+    a request alone (25%), or a weak pair of :data:`BENIGN_PAIRS` (30%)."""
+    if label == 1:
+        return PHISHING_PAIRS[rng.integers(len(PHISHING_PAIRS))]
+    case = int(rng.choice(4, p=[0.2, 0.25, 0.25, 0.3]))
+    strength = int(rng.integers(1, 4))
+    return [(0, 0), (strength, 0), (0, strength), BENIGN_PAIRS[rng.integers(3)]][case]
+
+
 def make_email(
     rng: np.random.Generator, split: str, label: int, max_sentences: int, noise: float = 0.0
 ) -> Email:
-    """One email of 4-15 sentences: a greeting, a body of fillers with 1-2 cues
-    (phishing) or 0-2 decoys (benign), a sign-off; templates from ``split`` only.
-    Cues and decoys sit within the first ``max_sentences`` sentences, so truncation
-    never cuts one; the label is flipped with probability ``noise``."""
+    """One email of 30-40 sentences: a greeting, a body of fillers and decoys (both
+    classes) with the cues of :func:`_strengths` in two different sentences, a sign-off;
+    templates from ``split`` only. Cues sit within the first ``max_sentences``
+    sentences, so truncation never cuts one; the label is flipped with probability
+    ``noise``."""
 
     def pick(kind: str, pool: Sequence[str]) -> tuple[str, tuple[str, str, int]]:
         allowed = [j for j in range(len(pool)) if template_split(kind, j) == split]
         j = int(rng.choice(allowed))
         return _fill(pool[j], rng), (kind, "", j)
 
-    n = int(rng.integers(4, 16))
-    body = [pick("filler", FILLERS) for _ in range(n - 2)]
-    marks = [("", False, False)] * (n - 2)
-    if label == 1:
-        specials = []
-        for _ in range(int(rng.integers(1, 3))):
-            c = CATEGORIES[rng.integers(len(CATEGORIES))]
-            text, (_, _, j) = pick("cue", CUES[c])
-            specials.append((text, ("cue", c, j), True))
-    else:
-        count = int(rng.choice([0, 1, 2], p=[0.2, 0.5, 0.3]))
-        specials = [(*pick("decoy", DECOYS), False) for _ in range(count)]
-    slots = rng.permutation(np.arange(1, min(n - 1, max_sentences)))[: len(specials)]
-    for slot, (text, tid, is_cue) in zip(slots, specials):
+    n = int(rng.integers(30, 41))
+    body, marks = [], []
+    for _ in range(n - 2):
+        decoy = rng.random() < 0.25
+        body.append(pick("decoy", DECOYS) if decoy else pick("filler", FILLERS))
+        marks.append((0, bool(decoy)))
+    cues = []
+    for family, strength in zip(FAMILIES, _strengths(rng, label)):
+        if strength:
+            text, (_, _, j) = pick("cue", CUES[family][strength - 1])
+            cues.append((text, ("cue", family, j), strength))
+    slots = rng.permutation(np.arange(1, min(n - 1, max_sentences)))[: len(cues)]
+    for slot, (text, tid, strength) in zip(slots, cues):
         body[slot - 1] = (text, tid)
-        marks[slot - 1] = ("", is_cue, not is_cue)
+        marks[slot - 1] = (strength, False)
     sentences = [pick("greeting", GREETINGS), *body, pick("signoff", SIGNOFFS)]
-    cue = (False, *(m[1] for m in marks), False)
-    decoy = (False, *(m[2] for m in marks), False)
+    strength = (0, *(m[0] for m in marks), 0)
+    decoy = (False, *(m[1] for m in marks), False)
     flipped = int(label) ^ int(rng.random() < noise)
     return Email(
         tuple(s for s, _ in sentences),
         flipped,
         int(label),
-        cue,
+        tuple(v > 0 for v in strength),
         decoy,
         tuple(t for _, t in sentences),
+        strength,
     )
 
 
 def make_corpus(
-    n: int, seed: int, max_sentences: int, noise: float = 0.05, test_share: float = 0.3
+    n: int, seed: int, max_sentences: int, noise: float = 0.05, shares: tuple = (0.1, 0.3)
 ) -> dict[str, list[Email]]:
-    """``n`` emails, half phishing, split into ``"train"`` and ``"test"`` by template:
-    label noise ``noise`` in the training split only (test labels are the truth)."""
-    rng = np.random.default_rng([seed, 29])
-    n_test = int(round(n * test_share))
+    """``n`` emails, half phishing, split into ``"train"``, ``"validation"`` and
+    ``"test"`` (``shares`` of validation and test) by template: validation emails use
+    the training templates, test emails their own; label noise ``noise`` in the
+    training and validation splits only (test labels are the truth)."""
+    rng = np.random.default_rng([seed, 31])
+    n_val, n_test = (int(round(n * s)) for s in shares)
     out = {}
-    for split, size, eps in [("train", n - n_test, noise), ("test", n_test, 0.0)]:
+    parts = [("train", n - n_val - n_test, "train", noise),
+             ("validation", n_val, "train", noise), ("test", n_test, "test", 0.0)]  # fmt: skip
+    for name, size, templates, eps in parts:
         labels = rng.permutation(np.arange(size) % 2)
-        out[split] = [make_email(rng, split, int(y), max_sentences, eps) for y in labels]
+        out[name] = [make_email(rng, templates, int(y), max_sentences, eps) for y in labels]
+    return out
+
+
+def reader_accuracies(corpus: Mapping[str, Sequence[Email]], seed: int = 0) -> dict:
+    """A property of the corpus, decided before any model is trained: per test email,
+    whether a bag-of-words logistic regression (scikit-learn) gets the label right when
+    it reads the email's planted cues (``"two"``: all of them) or its strongest cue
+    alone (``"one"``; the greeting where there is none), trained on the training split
+    read the same way."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    def view(email: Email, both: bool) -> str:
+        cues = [i for i, s in enumerate(email.strength) if s]
+        if not cues:
+            return email.sentences[0]
+        if both:
+            return " ".join(email.sentences[i] for i in cues)
+        return email.sentences[max(cues, key=lambda i: email.strength[i])]
+
+    out = {}
+    for name, both in (("one", False), ("two", True)):
+        vec = CountVectorizer(token_pattern=r"[a-z0-9]+")
+        x = vec.fit_transform([view(e, both) for e in corpus["train"]])
+        clf = LogisticRegression(max_iter=2000, random_state=seed)
+        clf.fit(x, [e.label for e in corpus["train"]])
+        pred = clf.predict(vec.transform([view(e, both) for e in corpus["test"]]))
+        out[name] = (pred == np.array([e.true_label for e in corpus["test"]])).astype(float)
     return out
 
 
@@ -317,47 +363,3 @@ def text_email(text: str) -> Email:
     sentences = tuple(split_text(text))
     flags = (False,) * len(sentences)
     return Email(sentences, 0, 0, flags, flags, ())
-
-
-def template_sentences(
-    split: str, rng: np.random.Generator, fills: int = 20
-) -> tuple[list[str], np.ndarray, list[str]]:
-    """Every template of ``split`` (cues, decoys, fillers, greetings, sign-offs), each
-    filled ``fills`` times: the sentences, whether each is a cue, and each one's kind."""
-    kinds = {"greeting": GREETINGS, "signoff": SIGNOFFS, "filler": FILLERS, "decoy": DECOYS}
-    texts, is_cue, kind_of = [], [], []
-    for kind, pool in [("cue", [t for c in CATEGORIES for t in CUES[c]]), *kinds.items()]:
-        for j, t in enumerate(pool):
-            if template_split(kind, j % 5 if kind == "cue" else j) != split:
-                continue
-            for _ in range(fills):
-                texts.append(_fill(t, rng))
-                is_cue.append(kind == "cue")
-                kind_of.append(kind)
-    return texts, np.array(is_cue), kind_of
-
-
-def one_sentence_separability(seed: int = 0, fills: int = 20) -> dict[str, float]:
-    """A property of the corpus, decided before any model is trained: a bag-of-words
-    logistic regression (scikit-learn) trained on single sentences of the training
-    templates (cue against everything else), tested on the test templates. Returns the
-    share of held-out cues it calls cues and the share of held-out decoys and of the
-    other sentences (fillers, greetings, sign-offs) it calls not-cues."""
-    from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.linear_model import LogisticRegression
-
-    rng = np.random.default_rng([seed, 2929])
-    x_tr, y_tr, _ = template_sentences("train", rng, fills)
-    x_te, y_te, kind_te = template_sentences("test", rng, fills)
-    vec = CountVectorizer(token_pattern=r"[a-z0-9]+")
-    clf = LogisticRegression(max_iter=2000, random_state=seed)
-    clf.fit(vec.fit_transform(x_tr), y_tr)
-    pred = clf.predict(vec.transform(x_te))
-    kind_te = np.array(kind_te)
-    decoy = kind_te == "decoy"
-    other = ~y_te & ~decoy
-    return {
-        "cues": float(pred[y_te].mean()),
-        "decoys": float((~pred[decoy]).mean()),
-        "others": float((~pred[other]).mean()),
-    }

@@ -103,13 +103,14 @@ def cognitive_true_positive(selected: Sequence[Sequence[str]], labels: Sequence[
 
 
 def cue_hit(masks: np.ndarray, cues: np.ndarray, labels: Sequence[int]) -> float:
-    """Cue-Hit: the share of phishing emails (label 1) whose selection mask [N, S]
-    holds at least one planted cue sentence (cues [N, S])."""
+    """Cue-Hit: over the phishing emails (label 1), the mean share of an email's planted
+    cue sentences (cues [N, S]) that its selection mask [N, S] holds."""
     labels = np.asarray(labels)
-    phishing = labels == 1
+    phishing = (labels == 1) & np.asarray(cues, bool).any(1)
     if not phishing.any():
         return 0.0
-    return float((np.asarray(masks, bool) & np.asarray(cues, bool))[phishing].any(1).mean())
+    held = (np.asarray(masks, bool) & np.asarray(cues, bool)).sum(1)
+    return float((held / np.maximum(np.asarray(cues, bool).sum(1), 1))[phishing].mean())
 
 
 def label_metrics(y: Sequence[int], y_hat: Sequence[int]) -> dict[str, float]:

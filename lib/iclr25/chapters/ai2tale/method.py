@@ -15,7 +15,12 @@ from torch import nn
 
 from iclr25 import core
 from iclr25.chapters.ai2tale.corpus import CORPUS_VERSION, PAD, Email, Encoded
-from iclr25.chapters.ai2tale.measures import cognitive_true_positive, cue_hit, label_metrics
+from iclr25.chapters.ai2tale.measures import (
+    cognitive_true_positive,
+    cue_hit,
+    is_cognitive,
+    label_metrics,
+)
 from iclr25.core import ParameterError
 
 # ---------------------------------------------------------------------------------
@@ -214,21 +219,35 @@ def train_step(model: Localiser, opt, tokens, labels, recipe: Recipe) -> float:
     return float(ce.detach())
 
 
-def train(model: Localiser, data: Encoded, recipe: Recipe) -> list[float]:
-    """Train ``model`` on ``data`` (Adam, clipnorm 1); the mean CE of every epoch."""
+def train(
+    model: Localiser, data: Encoded, recipe: Recipe, validation: Encoded | None = None
+) -> tuple[list[float], list[float]]:
+    """Train ``model`` on ``data`` (Adam, clipnorm 1) and keep the epoch with the best
+    Label-Accuracy on ``validation`` (the official selection; the last epoch without
+    it). Returns the mean CE and the validation accuracy of every epoch."""
     torch.manual_seed(recipe.seed)
     opt = torch.optim.Adam(model.parameters(), lr=recipe.lr)
-    model.train()
-    curve = []
+    curve, val_curve, best, best_state = [], [], -1.0, None
     for _ in range(recipe.epochs):
+        model.train()
         order = torch.randperm(len(data))
         losses = []
         for start in range(0, len(data), recipe.batch_size):
             idx = order[start : start + recipe.batch_size]
             losses.append(train_step(model, opt, data.tokens[idx], data.labels[idx], recipe))
         curve.append(float(np.mean(losses)))
+        if validation is not None:
+            state = torch.get_rng_state()
+            acc = evaluate(model, validation, seed=recipe.seed)["accuracy"]
+            torch.set_rng_state(state)
+            val_curve.append(acc)
+            if acc > best:
+                best = acc
+                best_state = {k: v.clone() for k, v in model.state_dict().items()}
+    if best_state is not None:
+        model.load_state_dict(best_state)
     model.eval()
-    return curve
+    return curve, val_curve
 
 
 @torch.no_grad()
@@ -249,6 +268,11 @@ def evaluate(model: Localiser, data: Encoded, seed: int = 0) -> dict[str, Any]:
         "scores": scores.numpy(),
         "mask": mask_np,
         "pred": y_hat,
+        "correct": (y_hat == labels).astype(float),
+        "keyword_share": np.array(
+            [np.mean([is_cognitive(t) for t in s if t.strip()] or [0.0]) for s in selected]
+        ),  # fmt: skip
+        "hit": (mask_np & data.cues).sum(1) / np.maximum(data.cues.sum(1), 1),
     }
 
 
@@ -259,24 +283,28 @@ def train_cached(
     arch: Mapping[str, Any],
     recipe: Recipe,
     key: Mapping[str, Any],
-) -> tuple[Localiser, list[float]]:
-    """A trained :class:`Localiser`, from the cache when ``key`` (the data's config) and
-    the settings match; built on one thread otherwise."""
+    validation: Encoded | None = None,
+) -> tuple[Localiser, list[float], list[float]]:
+    """A trained :class:`Localiser` (best validation epoch), from the cache when ``key``
+    (the data's config) and the settings match; built on one thread otherwise. Returns
+    the model, its CE curve and its validation-accuracy curve."""
     model = Localiser(method, vocab_size, **arch)
     config = {"method": method, "arch": dict(arch), "recipe": vars(recipe), "data": dict(key),
-              "init": "keras", "corpus": CORPUS_VERSION}  # fmt: skip
+              "init": "keras", "corpus": CORPUS_VERSION,
+              "select": validation is not None}  # fmt: skip
 
     def build() -> dict[str, Any]:
         torch.manual_seed(recipe.seed)
         fresh = Localiser(method, vocab_size, **arch)
         with core.threads(1):
-            curve = train(fresh, data, recipe)
-        return {"state": fresh.state_dict(), "curve": torch.tensor(curve)}
+            curve, val_curve = train(fresh, data, recipe, validation)
+        return {"state": fresh.state_dict(), "curve": torch.tensor(curve),
+                "val": torch.tensor(val_curve)}  # fmt: skip
 
     stored = core.cached("ai2tale-model", config, build)
     model.load_state_dict(stored["state"])
     model.eval()
-    return model, stored["curve"].tolist()
+    return model, stored["curve"].tolist(), stored["val"].tolist()
 
 
 def bag_of_words_accuracy(train: Sequence[Email], test: Sequence[Email], seed: int) -> float:
