@@ -48,6 +48,30 @@ def test_site_classifier_is_at_chance_at_shift_zero_and_not_at_shift_one():
             assert acc > chance + 0.4
 
 
+def test_drift_moves_a_share_of_the_planted_rois_per_site():
+    pop = brainood.population(30, n_planted=6, seed=0)
+    rng = np.random.default_rng(0)
+    shared = brainood.sample_site(pop, 1.0, rng)
+    np.testing.assert_array_equal(shared.planted, pop.planted)
+    moved = brainood.sample_site(pop, 1.0, rng, drift=0.5)
+    assert moved.planted.sum() == 6 and (moved.planted & pop.planted).sum() == 3
+    # drift 0 leaves the default cohorts as they were
+    a = brainood.generate(36, 12, seed=2)
+    b = brainood.generate(36, 12, drift=0.0, seed=2)
+    np.testing.assert_array_equal(a.corr, b.corr)
+
+
+def test_site_accuracy_is_accuracy_per_site(splits):
+    model = brainood.make_model(brainood.METHODS["ERM"], 20).eval()
+    graphs = splits.ood_val + splits.ood_test
+    per_site = brainood.site_accuracy(model, graphs)
+    assert per_site.shape == (2,)
+    np.testing.assert_allclose(
+        per_site,
+        [brainood.accuracy(model, splits.ood_val), brainood.accuracy(model, splits.ood_test)],
+    )
+
+
 def test_training_sites_tie_prevalence_to_site_and_held_out_sites_do_not(cohort):
     prevalence = [cohort.y[cohort.site == s].mean() for s in range(6)]
     np.testing.assert_allclose(prevalence[:4], [0.8, 0.2, 0.8, 0.2], atol=0.02)

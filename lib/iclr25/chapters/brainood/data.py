@@ -33,6 +33,7 @@ class Site:
     noise: float  # standard deviation of the ROI noise
     scale: np.ndarray  # [R] ROI scaling of the neural signal
     spurious: np.ndarray  # [R] loading of the site's own sub-network factor
+    planted: np.ndarray  # [R] bool, the ROIs the disorder touches at this site
 
 
 @dataclass
@@ -54,22 +55,32 @@ def population(n_rois: int, n_communities: int = 7, n_planted: int = 8, seed: in
     return Population(community, rng.uniform(0.5, 0.9, n_rois), planted)
 
 
-def sample_site(pop: Population, shift: float, rng: np.random.Generator) -> Site:
+def sample_site(
+    pop: Population, shift: float, rng: np.random.Generator, drift: float = 0.0
+) -> Site:
     """A site whose effects all vanish at ``shift`` = 0 (every site then alike).
 
     Global-signal loading shift * U(0.2, 0.6); noise sd exp(shift * U(-0.4, 0.4)); ROI
     scale exp(0.3 shift z); a spurious factor on R/5 random ROIs, loading shift * U(0.5, 0.8).
+    ``drift`` > 0 moves that share of the planted ROIs to other ROIs at this site, so
+    that the disorder's sub-network is no longer the same at every site.
     """
     n_rois = len(pop.loading)
     spurious = np.zeros(n_rois)
     rois = rng.choice(n_rois, max(2, n_rois // 5), replace=False)
     spurious[rois] = shift * rng.uniform(0.5, 0.8, len(rois))
-    return Site(
+    site = Site(
         global_signal=shift * rng.uniform(0.2, 0.6),
         noise=float(np.exp(shift * rng.uniform(-0.4, 0.4))),
         scale=np.exp(0.3 * shift * rng.standard_normal(n_rois)),
         spurious=spurious,
+        planted=pop.planted.copy(),
     )
+    k = round(drift * pop.planted.sum())
+    if k:
+        site.planted[rng.choice(np.flatnonzero(pop.planted), k, replace=False)] = False
+        site.planted[rng.choice(np.flatnonzero(~pop.planted), k, replace=False)] = True
+    return site
 
 
 def sample_subjects(
@@ -84,7 +95,7 @@ def sample_subjects(
 
     x_r(t) = s_r (a_r (1 + 0.15 z) f_c(r)(t) + b [r planted] g(t) + p_r h(t))
              + gamma u(t) + sigma e_r(t),
-    with community factors f, a disorder factor g on the planted ROIs of strength
+    with community factors f, a disorder factor g on the site's planted ROIs of strength
     b = effect * max(0, y + 0.6 z) (patients and controls overlap), the site's spurious
     factor h (loadings p), global signal u (gamma) and noise e (sigma).
     """
@@ -96,7 +107,7 @@ def sample_subjects(
         g, h, u = rng.standard_normal((3, n_timepoints, 1))
         a = pop.loading * (1 + 0.15 * rng.standard_normal(n_rois))
         b = effect * max(0.0, y[i] + 0.6 * rng.standard_normal())
-        neural = a * f[:, pop.community] + b * pop.planted * g + site.spurious * h
+        neural = a * f[:, pop.community] + b * site.planted * g + site.spurious * h
         x = site.scale * neural + site.global_signal * u
         x = x + site.noise * rng.standard_normal((n_timepoints, n_rois))
         corr[i] = np.corrcoef(x, rowvar=False)
@@ -112,6 +123,7 @@ def generate(
     shortcut: float = 0.6,
     effect: float = 0.8,
     n_planted: int | None = None,
+    drift: float = 0.0,
     seed: int = 0,
 ) -> Cohort:
     """A multi-site cohort: the last two sites are held out (OOD validation, OOD test).
@@ -128,7 +140,7 @@ def generate(
         prevalence = 0.5 if k >= n_sites - 2 else 0.5 + (0.5 - k % 2) * shortcut
         y = (np.arange(size) < round(prevalence * size)).astype(np.int64)
         y = rng.permutation(y)
-        site = sample_site(pop, shift, rng)
+        site = sample_site(pop, shift, rng, drift)
         corrs.append(sample_subjects(pop, site, y, effect, rng))
         ys.append(y)
         sites.append(np.full(size, k))
@@ -143,6 +155,7 @@ def fresh_sites(
     effect: float = 0.8,
     n_sites: int = 2,
     n_planted: int | None = None,
+    drift: float = 0.0,
     seed: int = 0,
     draw: int = 0,
 ) -> Cohort:
@@ -154,7 +167,7 @@ def fresh_sites(
     for k in range(n_sites):
         size = n_subjects // n_sites
         y = rng.permutation((np.arange(size) < size // 2).astype(np.int64))
-        site = sample_site(pop, shift, rng)
+        site = sample_site(pop, shift, rng, drift)
         corrs.append(sample_subjects(pop, site, y, effect, rng))
         ys.append(y)
         sites.append(np.full(size, k))
