@@ -124,8 +124,8 @@ _SEEDS = "over the paired training seeds"
 
 _SCALE = (
     "A width-32, one-branch transformer trained for 56 epochs on genera up to 7 fits them "
-    "closely but extrapolates to genera 8-10 with an error that is largely common to each "
-    "genus and varies from seed to seed by about as much as its size, while the log "
+    "closely but extrapolates to genera 8-10 with an error that varies from seed to seed "
+    "by about as much as its size, while the log "
     "values there are close to a low-order function of the inputs (Aggarwal's asymptotic "
     "is within a few hundredths of a nat at these genera), which the ridge's quadratic "
     "features nearly span."
