@@ -472,6 +472,19 @@ core.explore(probe_maps, SHOWN, "grid", live=live);
 core.claims_table();
 
 # %% [markdown]
+# Reading the table with the printouts above. The GridPG claims average over
+# methods, and the methods need not move together: Input×Gradient, LRP and
+# Integrated Gradients propagate the logit back to the pixels through every
+# layer, signs included, so a change of the probe's weights reaches them
+# directly; GradCAM works at the resolution of the last convolution and keeps
+# only the positive part of its weighted channels, and guided backprop keeps
+# only positive gradients, so both discard much of the negative evidence in
+# which two linear readouts differ. Each method's own grid-paired difference and interval is
+# printed above its claim. The swap comparison counts the size of each swap's
+# effect, so effects of opposite signs do not cancel; on two backbones that
+# differ in quality, the backbone swap also changes how well any map localises.
+
+# %% [markdown]
 # ## What differs from the paper
 #
 # * **Scale.** The paper probes ResNet-50 and ViT backbones pre-trained on ImageNet
