@@ -1,5 +1,6 @@
 """The evaluation: the grid pointing game (confident images, grids, smoothing, GridPG)
-and the attribution maps it scores (captum), per probe and pooled over seeds."""
+and the attribution maps it scores (captum), cached per backbone, with intervals over
+grids."""
 
 from __future__ import annotations
 
