@@ -197,3 +197,19 @@ def test_claim_needs_a_chapter(monkeypatch):
     monkeypatch.setattr(claims, "_RUN", {"slug": None, "claims": [], "registry": {}})
     with pytest.raises(RuntimeError, match="before chapter"):
         core.claim("x", value=1)
+
+
+def test_a_gap_declared_for_one_setting_leaves_the_others_undeclared(monkeypatch):
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: None)
+    monkeypatch.setattr(claims, "_RUN", {"slug": None, "claims": [], "registry": {}})
+    quick = Gap("the quick setting is too short to show it", when={"setting": "quick"})
+    registry = {"late": ClaimSpec("it drops", paper="-", rule=Bound(ge=1), control="-", gap=quick)}
+    claims.start("demo", registry, {"setting": "quick", "seed": 0})
+    assert claims.claim("late", value=0).status == "known gap"
+    claims.start("demo", registry, {"setting": "paper", "seed": 0})
+    missed = claims.claim("late", value=0)
+    assert missed.status == "FAILED" and missed.diagnosis is None
+    claims.start("demo", registry, {"setting": "paper", "seed": 0})
+    assert claims.claim("late", value=2).status == "holds"  # not "holds, gap declared"
+    with pytest.raises(ValueError, match=r"its gap's 'when' names setting, which are not"):
+        claims.start("demo", registry, {"seed": 0})

@@ -160,14 +160,21 @@ def check_bound(rule: Bound | Mapping[str, Bound], value: Any) -> bool:
 @dataclass(frozen=True)
 class Gap:
     """A miss expected at our scale: why, and what would show the claim. ``after_run``
-    marks a gap declared after a book run had missed the claim."""
+    marks a gap declared after a book run had missed the claim. ``when`` limits it to
+    runs whose parameters have those values (``{"grok_setting": "quick"}``): a run at
+    another setting, which may show the claim, is decided without it."""
 
     diagnosis: str
     after_run: bool = False
+    when: Mapping[str, Any] | None = None
 
     @property
     def text(self) -> str:
         return f"{AFTER_THE_RUN} {self.diagnosis}" if self.after_run else self.diagnosis
+
+    def applies(self, params: Mapping[str, Any]) -> bool:
+        """Whether the gap is declared for a run with these parameters."""
+        return all(params.get(k) == v for k, v in (self.when or {}).items())
 
 
 @dataclass(frozen=True)
@@ -425,15 +432,26 @@ def json_value(value: Any) -> Any:
 # Recording claims in a chapter's run
 # ---------------------------------------------------------------------------------
 
-_RUN: dict[str, Any] = {"slug": None, "claims": [], "registry": {}}
+_RUN: dict[str, Any] = {"slug": None, "claims": [], "registry": {}, "params": {}}
 
 EVIDENCE = ("value", "estimate", "interval", "n", "measured")
 
 
-def start(slug: str, registry: Mapping[str, ClaimSpec]) -> None:
-    """Begin a fresh claims record for chapter ``slug``, decided by ``registry``."""
+def start(
+    slug: str, registry: Mapping[str, ClaimSpec], params: Mapping[str, Any] | None = None
+) -> None:
+    """Begin a fresh claims record for chapter ``slug``, decided by ``registry``, for a
+    run with ``params`` (which decide the gaps declared only ``when`` they match)."""
     check_registry(slug, registry)
-    _RUN.update(slug=slug, claims=[], registry=registry)
+    params = dict(params or {})
+    for id, spec in registry.items():
+        unknown = sorted(set((spec.gap.when or {}) if spec.gap else ()) - set(params))
+        if unknown and params:
+            raise ValueError(
+                f"{slug}.CLAIMS[{id!r}]: its gap's 'when' names {', '.join(unknown)}, "
+                f"which are not parameters of the chapter ({', '.join(params)})"
+            )
+    _RUN.update(slug=slug, claims=[], registry=registry, params=params)
 
 
 def claim(
@@ -511,6 +529,7 @@ def claim(
         raise RuntimeError(
             f"claim {id!r} rests on {', '.join(missing)}: record that setup claim first"
         )
+    gap = spec.gap if spec.gap and spec.gap.applies(_RUN["params"]) else None
     c = Claim(
         slug,
         id,
@@ -523,8 +542,8 @@ def claim(
         outcome,
         json_value(value),
         **record,
-        diagnosis=spec.gap.text if spec.gap else None,
-        declared_after=bool(spec.gap and spec.gap.after_run),
+        diagnosis=gap.text if gap else None,
+        declared_after=bool(gap and gap.after_run),
         rests_on=list(spec.rests_on),
         blocked_by=[s for s in spec.rests_on if recorded[s].outcome != "holds"],
     )

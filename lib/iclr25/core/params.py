@@ -209,6 +209,6 @@ def chapter(slug: str, namespace: Mapping[str, Any]) -> types.SimpleNamespace:
     module = toc.get(slug).module()
     params = validate(module.PARAMETERS, _notebook_parameters(namespace), complete=True)
     use_offline_plotly()
-    claims.start(slug, module.CLAIMS)
+    claims.start(slug, module.CLAIMS, params)
     rng = seed_everything(int(params["seed"]))
     return types.SimpleNamespace(**params, rng=rng, torch_device=get_device(str(params["device"])))
