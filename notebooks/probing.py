@@ -479,8 +479,8 @@ core.claims_table();
 # directly; GradCAM works at the resolution of the last convolution and keeps
 # only the positive part of its weighted channels, and guided backprop keeps
 # only positive gradients, so both discard much of the negative evidence in
-# which two linear readouts differ. Each method's own grid-paired difference and interval is
-# printed above its claim. The swap comparison counts the size of each swap's
+# which two linear readouts differ. Each method's own grid-paired difference
+# and interval is printed above its claim. The swap comparison counts the size of each swap's
 # effect, so effects of opposite signs do not cancel; on two backbones that
 # differ in quality, the backbone swap also changes how well any map localises.
 
