@@ -58,11 +58,25 @@ def test_similarity_matrix_is_symmetric_and_one_on_the_diagonal():
 
 def test_generator_homophily_matches_its_knob():
     for h in (0.15, 0.5, 0.85):
-        spec = kbg.Spec("x", "sbm", "test", homophily=h, classes=4, degree=10.0)
+        spec = kbg.Spec("x", homophily=h, classes=4, degree=10.0)
         graph = kbg.make_graph(spec, 800, seed=1)
         assert kbg.edge_homophily(graph.edge_index, graph.y) == pytest.approx(h, abs=0.05)
         degree = graph.edge_index.shape[1] / graph.n
         assert degree == pytest.approx(10.0, rel=0.15)
+
+
+def test_closure_raises_clustering_and_sizes_are_equal():
+    import networkx as nx
+    from torch_geometric.data import Data
+    from torch_geometric.utils import to_networkx
+
+    clustering = []
+    for c in (0.0, 0.5):
+        g = kbg.make_graph(kbg.Spec("x", homophily=0.85, closure=c), 400, seed=1)
+        nxg = to_networkx(Data(edge_index=g.edge_index, num_nodes=g.n), to_undirected=True)
+        clustering.append(nx.average_clustering(nxg))
+    assert clustering[1] > clustering[0] + 0.05
+    assert len(kbg.SUITE) == 24 and len(set(kbg.NAMES)) == 24
 
 
 def test_every_generator_gives_a_split_graph():
@@ -70,6 +84,16 @@ def test_every_generator_gives_a_split_graph():
         g = kbg.make_graph(spec, 120, seed=0)
         assert (g.train.int() + g.val.int() + g.test.int() == 1).all()
         assert g.x.shape == (g.n, kbg.FEATURES) and g.edge_index.max() < g.n
+
+
+def test_error_probability_follows_the_official_definition():
+    source = pd.Series({"a": 1.0, "b": 0.9, "c": 0.5})
+    target = pd.Series({"a": 0.5, "b": 1.0, "c": 0.9})
+    # top_diff: source (1, 0.9, 0.5), target (0.5, 1, 0.9); top 2 of the source: a, b
+    # drops: a 0.5, b -0.1 -> within 0.05: b only
+    assert kbg.error_probability(source, target, top_models=2, epsilon=0.05) == 0.5
+    assert kbg.error_probability(source, target, top_models=2, epsilon=0.5) == 1.0
+    assert kbg.error_curve(source, source, top_models=3).tolist() == [1.0] * 10
 
 
 def _bench(values: dict[tuple[str, str], float]) -> dict:
@@ -139,6 +163,8 @@ def test_duplicate_facts_are_refused(tmp_path, values):
     with pytest.raises(ValueError, match="duplicate fact"):
         store.add_fact("d0", "gcn-fc", 0.5)
     store.add_fact("d0", "gcn-fc", 0.5, seed=1)  # another seed is another fact
+    got = store.facts(["d0"]).set_index("arch")["value"]["gcn-fc"]
+    assert got == pytest.approx((values[("d0", "gcn-fc")] + 0.5) / 2)  # mean over seeds
     store.close()
 
 
@@ -205,14 +231,16 @@ def test_bad_input_gives_one_line_errors(tmp_path, values):
         core.validate(kbg.PARAMETERS, {"w": 1.2})
     with pytest.raises(core.ParameterError, match="accepted"):
         core.validate(kbg.PARAMETERS, {"focus": "cora"})
-    p = types.SimpleNamespace(**core.validate(kbg.PARAMETERS, {"n_datasets": 3, "top_k": 3}))
+    p = types.SimpleNamespace(
+        **core.validate(kbg.PARAMETERS, {"n_datasets": 3, "top_k": 3, "focus": kbg.NAMES[0]})
+    )
     with pytest.raises(core.ParameterError, match="top_k=3 is beyond"):
         kbg.settings(p)
 
 
 def test_training_learns_and_the_space_has_81_architectures():
     assert len(kbg.architectures(kbg.OPS)) == 81
-    graph = kbg.make_graph(kbg.SUITE[0], 200, seed=0)
+    graph = kbg.make_graph(kbg.SUITE[kbg.NAMES.index("h85-d10-flat-c5")], 200, seed=0)
     for arch in ("gcn-sage", "cheb-arma", "graph-gin", "gat-skip", "fc-fc"):
         r = kbg.train_architecture(graph, arch, epochs=30)
         assert r["value"] > 1.5 / graph.classes  # well above chance

@@ -91,8 +91,9 @@ def neighbours_figure(
 
 
 def bench_table(bench: Mapping[str, Any]) -> pd.DataFrame:
-    """The benchmark's facts as a datasets x architectures table of accuracies."""
+    """The benchmark's facts as a datasets x architectures table of accuracies, each
+    the mean over its seeds."""
     facts = pd.DataFrame(bench["facts"])
-    return facts.pivot(index="dataset", columns="arch", values="value").reindex(
+    return facts.pivot_table(index="dataset", columns="arch", values="value").reindex(
         index=list(bench["descriptions"]), columns=bench["archs"]
     )

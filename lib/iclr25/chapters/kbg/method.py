@@ -34,30 +34,35 @@ OPS = ("gcn", "gat", "sage", "gin", "cheb", "arma", "graph", "fc", "skip")
 
 @dataclass(frozen=True)
 class Spec:
-    """One generated dataset: its generator and knobs (``size`` scales the node count)."""
+    """One generated dataset: a contextual degree-corrected block model whose knobs
+    ``homophily``, ``degree``, ``hubs`` (Pareto node weights) and ``classes`` move the
+    architecture ranking, with triadic closure tied to homophily (``closure`` share of
+    the edges close a triangle) so that clustering co-varies with it."""
 
     name: str
-    kind: str  # "sbm", "lfr", "geometric", "caveman", "karate"
-    domain: str
-    size: float = 1.0
+    domain: str = "Generated"
     classes: int = 4
     degree: float = 6.0
     homophily: float = 0.8
+    hubs: bool = False
+    closure: float = 0.0
     signal: float = 1.0
 
 
-SUITE = (
-    Spec("sbm-base", "sbm", "Stochastic block model"),
-    Spec("sbm-hetero", "sbm", "Stochastic block model", homophily=0.15, classes=2),
-    Spec("caveman", "caveman", "Social", classes=8, signal=0.5),
-    Spec("sbm-small", "sbm", "Stochastic block model", size=0.5),
-    Spec("sbm-dense", "sbm", "Stochastic block model", degree=14.0, homophily=0.6),
-    Spec("sbm-classes", "sbm", "Stochastic block model", classes=8, homophily=0.7),
-    Spec("sbm-weak", "sbm", "Stochastic block model", signal=0.3, homophily=0.9),
-    Spec("lfr", "lfr", "Benchmark communities", signal=0.5),
-    Spec("geometric", "geometric", "Spatial", signal=0.4),
-    Spec("karate", "karate", "Social", classes=2, signal=0.5),
-)
+def _suite() -> tuple[Spec, ...]:
+    """24 specs: homophily 0.15 / 0.5 / 0.85 (closure share 0 / 0.25 / 0.5), mean degree
+    3 or 10, uniform or hub-heavy degrees, 2 or 5 classes."""
+    specs = []
+    for k in (2, 5):
+        for hubs in (False, True):
+            for d in (3.0, 10.0):
+                for h, c in ((0.15, 0.0), (0.5, 0.25), (0.85, 0.5)):
+                    name = f"h{round(100 * h)}-d{d:g}-{'hubs' if hubs else 'flat'}-c{k}"
+                    specs.append(Spec(name, classes=k, degree=d, homophily=h, hubs=hubs, closure=c))
+    return tuple(specs)
+
+
+SUITE = _suite()
 """The generated datasets, in the order the parameter ``n_datasets`` takes them."""
 
 NAMES = tuple(s.name for s in SUITE)
@@ -102,67 +107,44 @@ def edge_homophily(edge_index: torch.Tensor, y: torch.Tensor) -> float:
     return float((y[edge_index[0]] == y[edge_index[1]]).float().mean())
 
 
-def _from_networkx(g: Any) -> torch.Tensor:
-    import torch
-    from torch_geometric.utils import to_undirected
-
-    edges = torch.tensor(list(g.edges()), dtype=torch.long).t()
-    return to_undirected(edges, num_nodes=g.number_of_nodes())
-
-
 def _structure(spec: Spec, nodes: int, rng: np.random.Generator) -> tuple[Any, np.ndarray]:
-    """Edges and labels of one generator."""
-    import networkx as nx
+    """Edges and labels: ``(1 - closure) m`` block-model edges (one end drawn by weight,
+    the other by weight within the same class with probability ``homophily``, else
+    from another class), then up to ``closure m`` edges u-w closing a path u-v-w of
+    a random block edge u-v when w is in u's class; m = n d / 2. Weights are 1, or
+    Pareto(2) + 1 draws with ``hubs``."""
     import torch
-    from torch_geometric.utils import stochastic_blockmodel_graph
+    from torch_geometric.utils import coalesce, to_undirected
 
-    n = max(int(round(nodes * spec.size)), 4 * spec.classes)
-    seed = int(rng.integers(2**31))
-    if spec.kind == "sbm":
-        sizes = [n // spec.classes] * spec.classes
-        torch.manual_seed(seed)
-        probs = sbm_probabilities(sum(sizes), spec.classes, spec.degree, spec.homophily)
-        edges = stochastic_blockmodel_graph(sizes, torch.tensor(probs, dtype=torch.float))
-        return edges, np.repeat(np.arange(spec.classes), sizes)
-    if spec.kind == "lfr":
-        for attempt in range(50):  # LFR's community assignment fails for some seeds
-            try:
-                g = nx.LFR_benchmark_graph(
-                    n,
-                    3,
-                    1.5,
-                    0.2,
-                    average_degree=spec.degree,
-                    min_community=n // 8,
-                    max_community=n // 3,
-                    seed=seed + attempt,
-                    max_iters=500,
-                )
-                break
-            except nx.ExceededMaxIterations:
-                continue
-        else:  # pragma: no cover - 50 failures in a row
-            raise RuntimeError("LFR generation failed for 50 seeds")
-        g.remove_edges_from(nx.selfloop_edges(g))
-        communities = sorted({frozenset(g.nodes[v]["community"]) for v in g}, key=min)
-        y = np.zeros(n, dtype=int)
-        for label, members in enumerate(communities):
-            y[list(members)] = label
-        return _from_networkx(g), y
-    if spec.kind == "geometric":
-        radius = float(np.sqrt(spec.degree / (np.pi * n)))
-        g = nx.random_geometric_graph(n, radius, seed=seed)
-        pos = np.array([g.nodes[v]["pos"] for v in range(n)])
-        y = (pos[:, 0] > 0.5).astype(int) + 2 * (pos[:, 1] > 0.5).astype(int)
-        return _from_networkx(g), y
-    if spec.kind == "caveman":  # caves of about `degree` nodes; a class is a run of caves
-        size = int(spec.degree) + 1
-        caves = max(n // size // spec.classes, 1) * spec.classes
-        g = nx.relaxed_caveman_graph(caves, size, 0.15, seed=seed)
-        return _from_networkx(g), np.repeat(np.arange(caves) * spec.classes // caves, size)
-    g = nx.karate_club_graph()
-    y = np.array([g.nodes[v]["club"] != "Mr. Hi" for v in g], dtype=int)
-    return _from_networkx(g), y
+    k = spec.classes
+    y = np.repeat(np.arange(k), nodes // k)
+    n = len(y)
+    theta = rng.pareto(2.0, n) + 1 if spec.hubs else np.ones(n)
+    prob = theta / theta.sum()
+    m = int(round(n * spec.degree / 2))
+    m_block = int(round(m * (1 - spec.closure)))
+    u = rng.choice(n, size=m_block, p=prob)
+    same = rng.random(m_block) < spec.homophily
+    v = np.full(m_block, -1)
+    todo = np.arange(m_block)
+    while len(todo):  # rejection: draw by weight until the class condition holds
+        cand = rng.choice(n, size=len(todo), p=prob)
+        ok = ((y[cand] == y[u[todo]]) == same[todo]) & (cand != u[todo])
+        v[todo[ok]] = cand[ok]
+        todo = todo[~ok]
+    neighbours: list[list[int]] = [[] for _ in range(n)]
+    for a, b in zip(u, v):
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    closing = []
+    for e in rng.integers(m_block, size=m - m_block):  # close u-v-w where w shares u's class
+        a, b = (u[e], v[e]) if rng.random() < 0.5 else (v[e], u[e])
+        w = neighbours[b][rng.integers(len(neighbours[b]))]
+        if w != a and y[w] == y[a]:
+            closing.append((a, w))
+    pairs = np.concatenate([np.stack([u, v], 1), np.array(closing, dtype=int).reshape(-1, 2)])
+    edges = to_undirected(torch.tensor(pairs.T, dtype=torch.long), num_nodes=n)
+    return coalesce(edges, num_nodes=n), y
 
 
 def make_graph(spec: Spec, nodes: int, seed: int) -> Graph:
@@ -665,6 +647,55 @@ def leave_one_out(
     return pd.DataFrame(rows)
 
 
+EPSILONS = tuple(np.round(np.arange(0.01, 0.105, 0.01), 2))
+"""The official sweep of the transfer tolerance epsilon."""
+
+
+def top_diff(values: pd.Series) -> pd.Series:
+    """Official ``perf_top_diff``: 1 - (max - value) / max = value / max on a dataset."""
+    return 1 - (values.max() - values) / values.max()
+
+
+def error_probability(
+    source: pd.Series, target: pd.Series, *, top_models: int, epsilon: float
+) -> float:
+    """Official ``eval_error_probability``: among the source dataset's ``top_models``
+    best architectures by ``perf_top_diff``, the share whose ``perf_top_diff`` on the
+    target falls by at most ``epsilon`` (source - target <= epsilon)."""
+    src, tgt = top_diff(source), top_diff(target)
+    best = src.sort_values(ascending=False, kind="stable").index[:top_models]
+    return float(np.mean(src[best] - tgt[best] <= epsilon))
+
+
+def error_curve(source: pd.Series, target: pd.Series, *, top_models: int) -> np.ndarray:
+    """The error probability at every epsilon of ``EPSILONS``."""
+    return np.array(
+        [error_probability(source, target, top_models=top_models, epsilon=e) for e in EPSILONS]
+    )
+
+
+def transfer_probabilities(
+    sim: pd.DataFrame, table: pd.DataFrame, *, top_models: int
+) -> pd.DataFrame:
+    """For each target dataset: the error probability averaged over ``EPSILONS`` from
+    its most similar dataset (``nearest``) and from the mean of all other datasets
+    (``any``, a randomly chosen source)."""
+    rows = []
+    for t in table.index:
+        others = [d for d in table.index if d != t]
+        curves = {d: error_curve(table.loc[d], table.loc[t], top_models=top_models) for d in others}
+        near = sim.loc[t, others].sort_values(ascending=False, kind="stable").index[0]
+        rows.append(
+            dict(
+                dataset=t,
+                neighbour=near,
+                nearest=float(curves[near].mean()),
+                any=float(np.mean([c.mean() for c in curves.values()])),
+            )
+        )
+    return pd.DataFrame(rows)
+
+
 def similarity_from_store(
     store: Store, names: Sequence[str], *, w: float, activation: str
 ) -> pd.DataFrame:
@@ -777,6 +808,7 @@ def settings(p: Any) -> dict[str, Any]:
         "epochs": p.epochs,
         "nodes": p.nodes,
         "hidden": p.hidden,
+        "seeds": p.seeds,
         "seed": p.seed,
-        "version": 1,
+        "version": 2,
     }

@@ -50,9 +50,10 @@ SCHEMA = (
 FACTS_QUERY = """
 MATCH (d:Dataset)-[p:PERFORMANCE]->(a:Architecture)
 WHERE d.name IN $sources AND p.metric = $metric
-RETURN d.name AS dataset, a.name AS arch, p.value AS value
+RETURN d.name AS dataset, a.name AS arch, avg(p.value) AS value
 ORDER BY dataset, arch"""
-"""The facts of the source datasets: leave-one-out passes every dataset but the held-out."""
+"""The facts of the source datasets, averaged over seeds: leave-one-out passes every
+dataset but the held-out."""
 
 NEIGHBOURS_QUERY = """
 MATCH (t:Dataset {name: $target})-[s:SIMILAR]->(d:Dataset)
@@ -220,7 +221,7 @@ def open_store(bench: Mapping[str, Any], config: Mapping[str, Any]) -> Store:
     """The KBG of ``bench``, built once into a cached folder and opened read-only."""
     import importlib.metadata
 
-    key = {**config, "ladybug": importlib.metadata.version("ladybug"), "store": 1}
+    key = {**config, "ladybug": importlib.metadata.version("ladybug"), "store": 2}
     folder = core.cached_dir("kbg-store", key, lambda out: build_store(out, bench))
     return Store(folder)
 
@@ -232,11 +233,13 @@ def run_benchmark(
     epochs: int,
     nodes: int,
     hidden: int = 32,
+    seeds: int = 3,
     seed: int = 0,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Generate, describe and train: every architecture of ``ops`` on every dataset of
-    ``names``, on one torch thread. Returns plain containers (cacheable)."""
+    """Generate (at ``seed``), describe and train: every architecture of ``ops`` on
+    every dataset of ``names`` from ``seeds`` training seeds (``seed`` onwards), on one
+    torch thread. Returns plain containers (cacheable)."""
     from tqdm.auto import tqdm
 
     archs = architectures(ops)
@@ -248,7 +251,8 @@ def run_benchmark(
             descriptions[name] = asdict(describe(graph, seed=seed))
             homophily[name] = edge_homophily(graph.edge_index, graph.y)
             for arch in archs:
-                r = train_architecture(graph, arch, epochs=epochs, hidden=hidden, seed=seed)
-                for k, v in (("dataset", name), ("arch", arch), ("seed", seed), *r.items()):
-                    facts[k].append(v)
+                for s in range(seed, seed + seeds):
+                    r = train_architecture(graph, arch, epochs=epochs, hidden=hidden, seed=s)
+                    for k, v in (("dataset", name), ("arch", arch), ("seed", s), *r.items()):
+                        facts[k].append(v)
     return {"facts": facts, "descriptions": descriptions, "archs": archs, "homophily": homophily}
