@@ -119,7 +119,7 @@ print(f"SmolLM2 loaded in {time.perf_counter() - start:.1f} s: "
 # Each task scored on the same items: Colors with A/B/C/D in both templates, with
 # Q/Z/R/X in the official one, and cloze; capitals in the official template and cloze.
 # SmolLM2's scores, projections and patching sweeps are cached, keyed by the model and
-# a digest of the prompts, so a second run of the chapter reads them back.
+# a digest of the prompts, so a later run of the chapter reads them back.
 
 # %%
 def scores_of(items, fmt):
