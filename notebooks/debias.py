@@ -24,7 +24,7 @@
 # such a prompt came from. Three strategies follow: (I) nudge the model towards the
 # social-agnostic facts, (II) counteract the selection bias with a counterfactual,
 # (III) nudge it away from social-salient text; combined, they work best (GPT-4 on
-# WinoBias: a pro − anti accuracy gap of 21.74% with the default prompt, 2.17% with
+# WinoBias {cite:p}`zhao2018winobias`: a pro − anti accuracy gap of 21.74% with the default prompt, 2.17% with
 # I+II).
 #
 # A small real model cannot show what the paper shows: SmolLM2-135M rarely
@@ -34,7 +34,7 @@
 # an explicit causal model with a selection node, trains a tiny Llama on it, and
 # tests the strategies on sentences whose facts the prompts' cues never came with.
 # The bias is measured where it lives for a model that knows its facts: on
-# sentences where no fact decides the referent, as in BBQ's ambiguous contexts.
+# sentences where no fact decides the referent, as in the ambiguous contexts of BBQ {cite:p}`parrish2022bbq`.
 
 # %% tags=["parameters"]
 beta = 0.8

@@ -23,7 +23,7 @@
 # those that do matter, estimated by editing each concept in counterfactual
 # questions and watching the answers move (the *causal concept effect*, CE).
 #
-# We build BBQ-style questions with explicit concepts, a planted policy whose
+# We build BBQ-style questions {cite:p}`parrish2022bbq` with explicit concepts, a planted policy whose
 # explanations are honest ("candid") or hide the identity's influence
 # ("guarded"), a tiny Llama trained on its texts, and SmolLM2; then we run the
 # paper's two hierarchical Bayesian models, in numpyro as the official code.

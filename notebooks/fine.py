@@ -16,6 +16,7 @@
 # A language model that says "The capital of France is the city of Paris" stores that
 # fact somewhere in its weights. Knowledge editing changes a few weights so that it
 # says Rome instead, and nothing else changes. *Locate-then-edit* methods such as ROME
+# {cite:p}`meng2022rome`
 # find the fact with causal tracing, which points at the MLP of one layer at the
 # subject's last token, and rewrite that whole layer for the subject. But then the edit
 # follows the subject everywhere: asked for France's official language, the edited
@@ -132,7 +133,7 @@ chapter_start = time.perf_counter()
 #
 # ## Facts the model knows
 #
-# We write a CounterFact-style set ourselves (CounterFact and KnowEdit are not
+# We write a CounterFact-style set ourselves (CounterFact {cite:p}`meng2022rome` and KnowEdit are not
 # available offline): for some ninety countries, the capital, the official language, the
 # currency and the continent, each asked in cloze form. A fact is kept only if the unedited model
 # knows it: greedy decoding after the prompt writes the whole true object (every token

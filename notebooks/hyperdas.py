@@ -14,7 +14,7 @@
 # # HyperDAS: a hypernetwork that locates and learns concept features
 #
 # Where inside a language model does it keep "the country of this city", and in
-# which directions of the hidden state? Distributed alignment search (DAS) answers
+# which directions of the hidden state? Distributed alignment search (DAS) {cite:p}`geiger2024das` answers
 # the second question: at a chosen layer and token it learns a small subspace such
 # that swapping it between two runs swaps the concept, and nothing else. But DAS
 # must be told the layer and the token, so finding them is a brute-force search

@@ -62,7 +62,7 @@ p = core.chapter("mcqa", globals())
 # a model which fails it cannot be excused by missing knowledge: it has not learned to
 # answer in the multiple-choice format. Prompts are 3-shot, three solved questions then
 # the query. The 108 objects and their typical colours are the paper's, from the
-# Memory Colors dataset: the official repository ships them as a small CSV under the
+# Memory Colors dataset {cite:p}`norlund2021memorycolors`: the official repository ships them as a small CSV under the
 # Apache License 2.0, and so does this chapter's package (`memory_colors.csv`,
 # beside its modules). As a stand-in for MMLU we add a small world-knowledge set of
 # capital cities.

@@ -13,7 +13,7 @@
 # %% [markdown]
 # # SADR: restricting attention drift in knowledge editing
 #
-# After ROME rewrites "The capital of France is the city of" from Paris to Rome, the
+# After ROME {cite:p}`meng2022rome` rewrites "The capital of France is the city of" from Paris to Rome, the
 # model says Rome there, as asked. But ask it for France's official language, or write
 # the edited sentence and then ask for the capital of Spain, and it may say Rome again.
 # {cite:p}`wang2025sadr` blame attention: after the edit some heads attend to the edited
@@ -397,7 +397,7 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 # %% [markdown]
 # ## What differs from the paper
 #
-# * **Model and data.** The paper edits GPT-J (and Llama-3-8B, GPT-NeoX with MEMIT and
+# * **Model and data.** The paper edits GPT-J (and Llama-3-8B, GPT-NeoX with MEMIT {cite:p}`meng2023memit` and
 #   PMET) on CounterFact's 2,000 cases; we edit SmolLM2-135M with ROME only, on six
 #   facts of our own country templates (`n_edits`), each with four neighbour and
 #   distract prompts. CounterFact itself cannot be had offline. With so few probes an
