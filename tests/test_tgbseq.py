@@ -161,9 +161,9 @@ def test_link_features_name_the_item_of_each_link():
     np.testing.assert_array_equal(feat[1], [[0, 0], [2, 3], [2, 3]])  # item 1's own
 
 
-def test_tgn_keeps_the_latest_message_per_node_and_updates_only_those():
+def test_jodie_keeps_the_latest_message_per_node_and_updates_only_those():
     s = hand_stream([(0, 1), (1, 1), (0, 2)])
-    model = tgbseq.TGN(tgbseq.RecentNeighbors(s), dim=4, batch_size=3)
+    model = tgbseq.JODIE(tgbseq.RecentNeighbors(s), dim=4, batch_size=3)
     model.commit(model.memory, model.last, np.arange(3))
     node, other, when, item = model.pending
     latest = dict(zip(node, when))
@@ -261,7 +261,7 @@ def test_recent_sampler_returns_the_k_latest_links_strictly_before_t(stream):
         assert mask[row].sum() == min(k, hit.sum()) and mask[row, k - mask[row].sum() :].all()
 
 
-@pytest.mark.parametrize("name", ["GraphMixer", "DyGFormer", "TGN", "SASRec"])
+@pytest.mark.parametrize("name", ["GraphMixer", "DyGFormer", "JODIE", "SASRec"])
 def test_models_do_not_see_the_future(name, stream):
     """A model's score for (u, v, t) is unchanged when every link at or after t is rewritten."""
     bench = tgbseq.benchmark(stream, 20, 20, seed=0)
@@ -298,11 +298,11 @@ def test_dygformer_counts_neighbour_cooccurrences():
 
 def test_fit_refuses_an_unknown_model(stream):
     bench = tgbseq.benchmark(stream, 20, 20, seed=0)
-    with pytest.raises(ValueError, match="unknown model 'JODIE'; accepted: EdgeBank"):
-        tgbseq.fit("JODIE", bench, epochs=1, lr=0.01, batch_size=8, dim=8, neighbors=4, seed=0)
+    with pytest.raises(ValueError, match="unknown model 'TGN'; accepted: EdgeBank"):
+        tgbseq.fit("TGN", bench, epochs=1, lr=0.01, batch_size=8, dim=8, neighbors=4, seed=0)
 
 
-@pytest.mark.parametrize("name", ["DyGFormer", "SASRec", "TGN"])
+@pytest.mark.parametrize("name", ["DyGFormer", "SASRec", "JODIE"])
 def test_epoch_runner_trains_one_epoch_per_call_as_fit_does(name, stream):
     bench = tgbseq.benchmark(stream, 20, 20, seed=0)
     kw = dict(lr=0.01, batch_size=16, dim=8, neighbors=4, seed=0)
@@ -348,7 +348,7 @@ def test_mrr_figure_draws_one_bar_per_model_and_the_chance_line():
     assert list(bars.marker.color) == [tgbseq.COLORS["EdgeBank"], tgbseq.COLORS["SASRec"]]
     assert fig.layout.shapes[0].y0 == 0.05 and fig.layout.title.text == "a title"
     assert set(tgbseq.COLORS) == set(tgbseq.MODELS)
-    with_err = tgbseq.mrr_figure({"TGN": 0.4}, 0.5, "t", err={"TGN": 0.1}, metric="AP")
+    with_err = tgbseq.mrr_figure({"JODIE": 0.4}, 0.5, "t", err={"JODIE": 0.1}, metric="AP")
     assert list(with_err.data[0].error_y.array) == [0.1]
     assert with_err.layout.yaxis.title.text == "AP"
 
@@ -361,3 +361,15 @@ def test_streams_figure_draws_popularity_and_gaps_per_stream(stream):
     fig = tgbseq.streams_figure({"a": profile, "b": profile})
     assert len(fig.data) == 4 and [d.name for d in fig.data] == ["a", "a", "b", "b"]
     assert fig.layout.xaxis.type == "log" and fig.layout.xaxis2.type == "log"
+
+
+def test_two_sample_estimates_a_ratio_and_a_difference_of_means():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(2.0, 0.1, 200), rng.normal(4.0, 0.1, 150)
+    ratio = tgbseq.two_sample(a, b, "ratio")
+    assert ratio.value == pytest.approx(a.mean() / b.mean())
+    assert ratio.low < 0.5 < ratio.high and ratio.n == 350
+    diff = tgbseq.two_sample(a, b, "difference")
+    assert diff.low < -2.0 < diff.high
+    with pytest.raises(ValueError, match="'ratio' or 'difference'"):
+        tgbseq.two_sample(a, b, "sum")

@@ -19,7 +19,7 @@ COLORS = {
     "EdgeBank": "#7f7f7f",
     "GraphMixer": "#636EFA",
     "DyGFormer": "#EF553B",
-    "TGN": "#AB63FA",
+    "JODIE": "#AB63FA",
     "SASRec": "#00CC96",
 }
 """One colour per model (EdgeBank grey, the others plotly's first four)."""

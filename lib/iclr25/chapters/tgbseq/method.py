@@ -13,13 +13,14 @@ import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 
 from iclr25 import core
 from iclr25.chapters.tgbseq.models import (
-    TGN,
+    JODIE,
     DyGFormer,
     EdgeBank,
     GraphMixer,
@@ -389,8 +390,8 @@ class RecentNeighbors:
 # Training and evaluation
 # ---------------------------------------------------------------------------------
 
-MODELS = ("EdgeBank", "GraphMixer", "DyGFormer", "TGN", "SASRec")
-TEMPORAL_GNNS = ("GraphMixer", "DyGFormer", "TGN")
+MODELS = ("EdgeBank", "GraphMixer", "DyGFormer", "JODIE", "SASRec")
+TEMPORAL_GNNS = ("GraphMixer", "DyGFormer", "JODIE")
 
 
 @dataclass
@@ -507,8 +508,8 @@ def _setup(
         model: TemporalLinkModel = GraphMixer(sampler, k=neighbors, dim=dim)
     elif name == "DyGFormer":
         model = DyGFormer(sampler, seq_len=neighbors, dim=dim // 2)  # channels of dim / 2
-    elif name == "TGN":
-        model = TGN(sampler, dim=dim, batch_size=batch_size)
+    elif name == "JODIE":
+        model = JODIE(sampler, dim=dim, batch_size=batch_size)
     else:
         model = SASRec(sampler, stream.n_items, max_len=neighbors, dim=dim)
     model.to(device)
@@ -522,14 +523,14 @@ def _link_batches(model: TemporalLinkModel, bench: Benchmark, batch_size: int, r
     s = bench.stream
 
     def batches():
-        if isinstance(model, TGN):
+        if isinstance(model, JODIE):
             model.reset_memory()  # DyGLib resets the memory bank at every epoch
         for a in range(0, bench.n_train, batch_size):
             i = np.arange(a, min(a + batch_size, bench.n_train))
             yield i, rng.integers(s.n_items, size=len(i))
 
     def loss_fn(model, batch):
-        if isinstance(model, TGN):
+        if isinstance(model, JODIE):
             return model.batch_loss(batch)
         i, neg = batch
         return bce(*model.pos_neg_logits(s.src[i], s.dst[i], neg, s.t[i]))
@@ -567,23 +568,24 @@ def _sasrec_batches(model: SASRec, bench: Benchmark, batch_size: int, rng: np.ra
 
 @dataclass
 class Evaluation:
-    """MRR overall (with its standard error over the positives), on the seen (repeated)
-    and unseen positives, the share seen, and the average precision (AP) of the
-    positives against their negatives."""
+    """MRR overall, on the seen (repeated) and unseen positives, the share seen, the
+    average precision (AP) of the positives against their negatives, and each evaluated
+    positive's reciprocal rank and whether its pair was seen (the units of an interval)."""
 
     mrr: float
     mrr_seen: float
     mrr_unseen: float
     share_seen: float
-    se: float = float("nan")
     ap: float = float("nan")
+    rr: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 def evaluate(
     model: EdgeBank | TemporalLinkModel, bench: Benchmark, split: str = "test"
 ) -> Evaluation:
     """Rank each evaluated positive of ``split`` ("test" or "val") against its stored
-    negatives; MRR by edge kind, its standard error, and AP."""
+    negatives: reciprocal ranks, MRR by edge kind, and AP."""
     if split not in ("test", "val"):
         raise ValueError(f"evaluate: split must be 'test' or 'val', got {split!r}")
     i, negatives = (
@@ -607,14 +609,16 @@ def evaluate(
         part(seen),
         part(~seen),
         float(seen.mean()),
-        float(rr.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
         average_precision(scores[:, 0], scores[:, 1:]),
+        rr,
+        seen,
     )
 
 
-def train_and_evaluate(name: str, bench: Benchmark, **fit_args) -> dict[str, float]:
+def train_and_evaluate(name: str, bench: Benchmark, **fit_args) -> dict[str, Any]:
     """:func:`fit` model ``name`` with ``fit_args``, then :func:`evaluate` it on the test
-    positives: the numbers the chapter keeps (plain floats, so they can be cached).
+    positives: the numbers the chapter keeps (plain floats and lists of them, so they can
+    be cached), with each test positive's reciprocal rank (``rr``) and seen flag.
 
     ``tie_gap`` (benchmarks with one negative per positive, as the toy) is the largest
     |score(positive) - score(negative)| over the test positives: 0 when the model cannot
@@ -624,7 +628,8 @@ def train_and_evaluate(name: str, bench: Benchmark, **fit_args) -> dict[str, flo
     e = evaluate(trained.model, bench)
     out = {
         "mrr": e.mrr,
-        "se": e.se,
+        "rr": [float(x) for x in e.rr],
+        "seen_mask": [bool(x) for x in e.seen],
         "seen": e.mrr_seen,
         "unseen": e.mrr_unseen,
         "share_seen": e.share_seen,
@@ -640,6 +645,39 @@ def train_and_evaluate(name: str, bench: Benchmark, **fit_args) -> dict[str, flo
         neg = trained.model.score(s.src[i], bench.negatives[:, 0], s.t[i])
         out["tie_gap"] = float(np.abs(pos - neg).max())
     return out
+
+
+def two_sample(a: np.ndarray, b: np.ndarray, statistic: str) -> core.stats.Estimate:
+    """mean(a) / mean(b) (``statistic="ratio"``) or mean(a) - mean(b) (``"difference"``)
+    over two independent samples of units (test positives of two streams, or seen and
+    unseen positives), with scipy's BCa bootstrap resampling each sample apart."""
+    from scipy.stats import bootstrap
+
+    if statistic not in ("ratio", "difference"):
+        raise ValueError(
+            f"two_sample: statistic must be 'ratio' or 'difference', got {statistic!r}"
+        )
+
+    def stat(x, y, axis=-1):
+        mx, my = np.mean(x, axis=axis), np.mean(y, axis=axis)
+        return mx / my if statistic == "ratio" else mx - my
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    value, n = float(stat(a, b)), min(len(a), len(b))
+    if n < 2:
+        return core.stats.Estimate(value, float("nan"), float("nan"), n, "too few units")
+    ci = bootstrap(
+        (a, b),
+        stat,
+        vectorized=True,
+        confidence_level=core.stats.CONFIDENCE,
+        n_resamples=core.stats.RESAMPLES,
+        method="BCa",
+        rng=np.random.default_rng(0),
+    ).confidence_interval
+    return core.stats.Estimate(
+        value, float(ci.low), float(ci.high), len(a) + len(b), "two-sample BCa bootstrap"
+    )
 
 
 def _even(value: int) -> int:

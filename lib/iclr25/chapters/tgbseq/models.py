@@ -1,6 +1,6 @@
 """The five models of the TGB-Seq chapter: each scores candidate links (u, v, t).
 
-EdgeBank (unlimited memory), GraphMixer, DyGFormer, SASRec and a TGN-style memory
+EdgeBank (unlimited memory), GraphMixer, DyGFormer, SASRec and JODIE, a memory
 model, with DyGLib's time encoding and link classifier, and the binary cross-entropy
 against sampled negatives they train with. They read the stream through the "recent"
 neighbour sampler of ``method.py``.
@@ -134,23 +134,32 @@ class GraphMixer(TemporalLinkModel):
 
     Link encoder: each of the K latest links of node x before t is a token, the fixed
     time encoding cos(w (t - t_i)) concatenated with the link's edge features (where the
-    stream has them), zero for missing links; one Mixer block (token-mixing MLP across the K tokens,
-    channel-mixing MLP across features, both residual after LayerNorm), mean over tokens,
+    stream has them), zero for missing links; ``layers`` Mixer blocks (DyGLib's default 2: a
+    token-mixing MLP across the K tokens, a channel-mixing MLP across features, both
+    residual after LayerNorm), mean over tokens,
     linear. The node encoder (mean of neighbours' node features) is empty without node
     features. The classifier is an MLP on [h_u ; h_v].
     """
 
-    def __init__(self, sampler: RecentNeighbors, k: int = 20, dim: int = 64):
+    def __init__(self, sampler: RecentNeighbors, k: int = 20, dim: int = 64, layers: int = 2):
         super().__init__(sampler)
         self.k = k
         self.time = TimeEncoder(dim, trainable=False)
         self.proj = nn.Linear(dim + sampler.stream.n_features, dim)
-        self.token_norm, self.channel_norm = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.token_mix = nn.Sequential(
-            nn.Linear(k, max(1, k // 2)), nn.GELU(), nn.Linear(max(1, k // 2), k)
-        )
-        self.channel_mix = nn.Sequential(
-            nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim)
+        self.blocks = nn.ModuleList(
+            nn.ModuleDict(
+                {
+                    "token_norm": nn.LayerNorm(dim),
+                    "token_mix": nn.Sequential(
+                        nn.Linear(k, max(1, k // 2)), nn.GELU(), nn.Linear(max(1, k // 2), k)
+                    ),
+                    "channel_norm": nn.LayerNorm(dim),
+                    "channel_mix": nn.Sequential(
+                        nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim)
+                    ),
+                }
+            )
+            for _ in range(layers)
         )
         self.out = nn.Linear(dim, dim)
         self.classifier = MergeLayer(dim)
@@ -160,8 +169,9 @@ class GraphMixer(TemporalLinkModel):
         m = self.tensor(mask).unsqueeze(-1)
         feat = self.tensor(self.sampler.link_features(nodes, ids, mask))
         x = self.proj(torch.cat([self.time(self.tensor(t[:, None] - times)) * m, feat], -1))
-        x = x + self.token_mix(self.token_norm(x).transpose(1, 2)).transpose(1, 2)
-        x = x + self.channel_mix(self.channel_norm(x))
+        for b in self.blocks:
+            x = x + b["token_mix"](b["token_norm"](x).transpose(1, 2)).transpose(1, 2)
+            x = x + b["channel_mix"](b["channel_norm"](x))
         return self.out(x.mean(1))
 
     def user_state(self, u: np.ndarray, t: np.ndarray) -> torch.Tensor:
@@ -305,19 +315,21 @@ class SASRec(TemporalLinkModel):
         return (state * self.item(self.tensor(v + 1, torch.long))).sum(-1)
 
 
-class TGN(TemporalLinkModel):
-    """A TGN-style memory model (Rossi et al. 2020), as DyGLib / TGB-Seq run it.
+class JODIE(TemporalLinkModel):
+    """JODIE (Kumar et al. 2019) as DyGLib / TGB-Seq run it: TGN's memory with JODIE's
+    time-projection embedding.
 
     Every node x keeps a memory s_x, zero at the start of the stream. The stream is read
     in chronological batches; an interaction (u, v, t) leaves each end a raw message
-    [s_self ; s_other ; phi(t - t_last) ; edge features] (TGN's identity message), only
-    the latest per node is kept (TGB-Seq's "last" aggregation), and the batch after, a
-    GRU cell updates the memory with it: s_x <- GRU(message, s_x). The embedding of x
-    at query time t is JODIE's time projection s_x * (1 + W (t - t_last) / scale) (TGN's
-    "time" embedding variant; the graph-attention embedding is not built here), and
-    DyGLib's MLP classifier scores [h_u ; h_v]. A query at time t sees the memory after
-    every batch whose interactions all precede t; training backpropagates through the
-    latest memory update, as TGN does.
+    [s_self ; s_other ; phi(t - t_last) ; edge features] (the memory models' identity
+    message), only the latest per node is kept (TGB-Seq's "last" aggregation), and the
+    batch after, a GRU cell updates the memory with it: s_x <- GRU(message, s_x). The
+    embedding of x at query time t is JODIE's time projection
+    h_x = s_x * (1 + W (t - t_last) / scale) (TGN differs in this step only: its graph
+    attention over the neighbours' memories is not built here), and DyGLib's MLP
+    classifier scores [h_u ; h_v]. A query at time t sees the memory after every batch
+    whose interactions all precede t; training backpropagates through the latest memory
+    update.
     """
 
     def __init__(
