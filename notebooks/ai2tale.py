@@ -443,8 +443,10 @@ core.claim(
 
 # %%
 for label, name in COMPARED.items():
-    print(f"{label:>9}: false-positive rate {table.loc[name, 'fpr']:.2f}, "
-          f"both cues selected {table.loc[name, 'both cues']:.2f}")
+    print(
+        f"{label:>9}: false-positive rate {table.loc[name, 'fpr']:.2f}, "
+        f"both cues selected {table.loc[name, 'both cues']:.2f}"
+    )
 
 # %% [markdown]
 # ## What the selectors pick
