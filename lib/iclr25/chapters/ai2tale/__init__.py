@@ -196,12 +196,11 @@ CLAIMS: dict[str, ClaimSpec] = {
             "about half at random: AI2TALE's predictor learns from sums over some 15-20 of an "
             "email's 30-40 sentences and is tested on the sum of the two it selects. L2X's "
             "concrete top-k trains its predictor on about k sentences and attention on a "
-            "weighted mean, closer to what they read at test. A seed-1000 pilot found AI2TALE's "
-            "selection holding both cues in 89% of phishing emails, L2X's in 94% and "
-            "attention's in 70%, but AI2TALE's Label-Accuracy 0.61 against 0.82 and 0.83. "
-            "What would show it: the paper's emails, where the predictor meets sums of many "
-            "sentences at training and at test alike (k = 1 of up to 100 sentences does not), "
-            "or a sharper relaxation (logits log p)."
+            "weighted mean, closer to what they read at test: AI2TALE's selection can keep "
+            "both cues as often as theirs while its predictor, trained on long sums, labels "
+            "the two sentences worse. What would show it: the paper's emails, where the "
+            "predictor meets sums of many sentences at training and at test alike (k = 1 "
+            "of up to 100 sentences does not), or a sharper relaxation (logits log p)."
         ),
     ),
     # per phishing test email, first seed: Cue-Hit at the chosen lambda minus lambda = 0
@@ -215,10 +214,10 @@ CLAIMS: dict[str, ClaimSpec] = {
         gap=Gap(
             "The hard top-k at inference depends only on the order of the p_i, and the prior "
             "presses p down where features are large, a sparsity the top-k already enforces. "
-            "In a seed-1000 pilot AI2TALE at lambda = 0 and at 1e-3 kept both cues of the same "
-            "share of phishing emails (0.893), near the ceiling where a cue is found at all. "
-            "What would show it: the paper's emails of up to 100 sentences, where many "
-            "candidates compete, with lambda and sigma tuned per dataset."
+            "With two cues to find among 30-40 sentences, the selection keeps both near the "
+            "ceiling with or without the prior. What would show it: the paper's emails of up "
+            "to 100 sentences, where many candidates compete, with lambda and sigma tuned "
+            "per dataset."
         ),
     ),
     # per test email, first seed: correct with step (1) minus without, at the chosen lambda
