@@ -2,6 +2,7 @@
 
 import ast
 import json
+import re
 
 import jupytext
 import pytest
@@ -58,6 +59,39 @@ def test_claims_registry_is_a_module_constant(slug):
             assert not spec.gap.diagnosis.startswith(AFTER_THE_RUN), "after_run=True says so"
         for text in (spec.statement, spec.paper, spec.control):
             assert "{" not in text and text == text.strip()
+
+
+HISTORY = re.compile(
+    r"\b(issues?|pilots?|helpers?|parked|first (book )?run|earlier runs?|second run|"
+    r"first design|STACK\.md)\b|#\d{2}\b",
+    re.IGNORECASE,
+)
+"""Words that tell how the book came about (issues, pilots, earlier runs, files the reader
+does not have), which a page must not: it tells what the chapter does and finds."""
+
+
+def _reader_strings(slug: str) -> list[tuple[str, str]]:
+    """(where, text) for what a chapter's reader sees: the notebook, and each claim's
+    statement, paper figure, control, rule and diagnosis."""
+    chapter = toc.get(slug)
+    found = [(f"notebooks/{slug}.py", chapter.notebook.read_text())]
+    for id, spec in chapter.module().CLAIMS.items():
+        rules = spec.rule.values() if isinstance(spec.rule, dict) else [spec.rule]
+        texts = [spec.statement, spec.paper or "", spec.control or ""]
+        texts += [getattr(r, "why", "") or "" for r in rules]
+        texts += [spec.gap.diagnosis] if spec.gap else []
+        found += [(f"{slug}.CLAIMS[{id!r}]", t) for t in texts]
+    return found
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_pages_tell_results_not_history(slug):
+    told = [
+        f"{where}: {m.group(0)!r} in ...{text[max(0, m.start() - 50) : m.end() + 30]}..."
+        for where, text in _reader_strings(slug)
+        for m in HISTORY.finditer(text)
+    ]
+    assert not told, "\n".join(told)
 
 
 @pytest.mark.parametrize("slug", ANATOMY_SLUGS)
