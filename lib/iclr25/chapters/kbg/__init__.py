@@ -86,7 +86,6 @@ from iclr25.chapters.kbg.method import (
     recommend,
     recommend_global,
     recommend_local,
-    sbm_probabilities,
     settings,
     similarity_from_store,
     similarity_matrix,
@@ -115,7 +114,7 @@ PARAMETERS = {
         len(SUITE), "how many generated datasets (the first n of the suite)", low=3, high=len(SUITE)
     ),
     "ops": Param(
-        "gcn,sage,gin,fc,skip",
+        "gcn,sage,gin,fc",
         "operations of the design space, comma-separated (all nine: 81 architectures)",
         parser=parse_ops,
     ),
@@ -135,7 +134,7 @@ PARAMETERS = {
         "similarity activation: 'power' takes |d|^(1/3) (the authors' setting), 'gower' |d|",
         choices=ACTIVATIONS,
     ),
-    "llm_prompts": Param(40, "prompts for the SmolLM2 step (0: skip it)", low=0, high=200),
+    "llm_prompts": Param(20, "prompts for the SmolLM2 step (0: skip it)", low=0, high=200),
     "focus": Param("h15-d10-flat-c2", "dataset shown in detail", choices=NAMES),
     "seed": Param(0, "random seed", low=0),
     "device": Param(

@@ -91,17 +91,6 @@ class Graph:
         return int(self.y.max()) + 1
 
 
-def sbm_probabilities(n: int, classes: int, degree: float, homophily: float) -> np.ndarray:
-    """Block edge probabilities for equal classes: a node expects ``homophily * degree``
-    neighbours in its own class and the rest in the others (edge homophily = the knob)."""
-    s = n / classes
-    p_in = homophily * degree / max(s - 1, 1)
-    p_out = (1 - homophily) * degree / max(n - s, 1)
-    probs = np.full((classes, classes), p_out)
-    np.fill_diagonal(probs, p_in)
-    return np.clip(probs, 0, 1)
-
-
 def edge_homophily(edge_index: torch.Tensor, y: torch.Tensor) -> float:
     """The share of edges whose two ends have the same label."""
     return float((y[edge_index[0]] == y[edge_index[1]]).float().mean())
