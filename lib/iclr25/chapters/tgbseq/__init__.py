@@ -134,7 +134,8 @@ PARAMETERS = {
     "seed": Param(0, "random seed", low=0),
     "device": Param("auto", "compute device", choices=("auto", "cpu", "cuda")),
 }
-"""The chapter's parameters: book defaults run in about two minutes on one core."""
+"""The chapter's parameters: with the trained models cached, book defaults run in
+about a minute on one core."""
 
 SMOKE = {
     "n_users": 40,
