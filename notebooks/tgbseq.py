@@ -360,7 +360,8 @@ core.claim(
 );
 core.claim(
     "sasrec_ahead",
-    estimate=core.stats.paired_difference(rr(SEQ, "SASRec"), rr(SEQ, "JODIE")),
+    estimate=core.stats.paired_difference(rr(SEQ, "SASRec"),
+                                          rr(SEQ, "JODIE")),
     measured=f"SASRec {seq['SASRec']:.3f}, JODIE {seq['JODIE']:.3f}",
 );
 best = max(GNNS, key=seq.get)
