@@ -90,33 +90,22 @@ p = core.chapter("brainood", globals())
 
 # %%
 cohort = brainood.generate(
-    p.n_subjects,
-    p.n_rois,
-    n_sites=p.n_sites,
-    shift=p.shift,
-    shortcut=p.shortcut,
-    effect=p.effect,
-    drift=p.drift,
-    seed=p.seed,
-)
-splits = brainood.split(
-    cohort, p.n_sites - 2, p.n_sites - 1, p.edge_ratio, seed=p.seed
-)
+    p.n_subjects, p.n_rois, n_sites=p.n_sites, shift=p.shift,
+    shortcut=p.shortcut, effect=p.effect, drift=p.drift, seed=p.seed)
+splits = brainood.split(cohort, p.n_sites - 2, p.n_sites - 1,
+                        p.edge_ratio, seed=p.seed)
 print({k: len(v) for k, v in vars(splits).items()})
 conn = brainood.planted_connectivity(cohort)
-frame = pd.DataFrame(
-    {"site": cohort.site, "label": cohort.y, "planted": conn}
-)
+frame = pd.DataFrame({"site": cohort.site, "label": cohort.y,
+                      "planted": conn})
 fig = go.Figure()
 for label, name in ((0, "control"), (1, "disorder")):
     part = frame[frame.label == label]
     fig.add_box(x=part.site, y=part.planted, name=name)
 fig.update_layout(
-    boxmode="group",
-    title="Mean correlation among the planted ROIs",
-    xaxis_title=f"site (last two held out: {p.n_sites - 2}, {p.n_sites - 1})",
-    yaxis_title="mean correlation",
-)
+    boxmode="group", title="Mean correlation among the planted ROIs",
+    xaxis_title=f"site (last two held out: {p.n_sites - 2}, "
+                f"{p.n_sites - 1})", yaxis_title="mean correlation")
 fig.show()
 print(frame.groupby("site").label.mean().round(2).to_dict())
 
@@ -129,14 +118,9 @@ print(frame.groupby("site").label.mean().round(2).to_dict())
 
 # %%
 controls = cohort.y == 0
-site_acc, chance = brainood.site_classifier_accuracy(
-    brainood.Cohort(
-        cohort.corr[controls],
-        cohort.y[controls],
-        cohort.site[controls],
-        cohort.planted,
-    )
-)
+site_acc, chance = brainood.site_classifier_accuracy(brainood.Cohort(
+    cohort.corr[controls], cohort.y[controls], cohort.site[controls],
+    cohort.planted))
 print(f"site from connectivity: {site_acc:.2f} (chance {chance:.2f})")
 
 # %% [markdown]
@@ -204,62 +188,35 @@ print(f"site from connectivity: {site_acc:.2f} (chance {chance:.2f})")
 # `n_seeds_ablation`. Trained weights are cached.
 
 # %%
-DATA = {
-    k: getattr(p, k)
-    for k in (
-        "n_subjects",
-        "n_rois",
-        "n_sites",
-        "shift",
-        "shortcut",
-        "effect",
-        "drift",
-        "edge_ratio",
-        "seed",
-    )
-}
+DATA = {k: getattr(p, k) for k in (
+    "n_subjects", "n_rois", "n_sites", "shift", "shortcut", "effect",
+    "drift", "edge_ratio", "seed")}
 TRAIN = {"epochs": p.epochs, "lr": p.lr, "batch_size": p.batch_size}
 MAIN = ("ERM", "BrainOOD")
 RIVALS = ("IRM", "VREx", "GroupDRO", "GSAT")
-ABLATIONS = {
-    "selector_helps": "no selector",
-    "alignment_helps": "no alignment",
-    "reconstruction_helps": "no reconstruction",
-}
-SEEDS = {
-    **dict.fromkeys(MAIN, p.n_seeds),
-    **dict.fromkeys(RIVALS, p.n_seeds_others),
-    **dict.fromkeys(ABLATIONS.values(), p.n_seeds_ablation),
-}
+ABLATIONS = {"selector_helps": "no selector",
+             "alignment_helps": "no alignment",
+             "reconstruction_helps": "no reconstruction"}
+SEEDS = {**dict.fromkeys(MAIN, p.n_seeds),
+         **dict.fromkeys(RIVALS, p.n_seeds_others),
+         **dict.fromkeys(ABLATIONS.values(), p.n_seeds_ablation)}
 
-
+# %%
 def trained(name, s):
     config = {**DATA, **TRAIN, "method": name, "train_seed": s, "v": 2}
-    result = core.cached(
-        "brainood-model",
-        config,
-        lambda: brainood.fit(
-            brainood.METHODS[name],
-            splits,
-            seed=s,
-            device=str(p.torch_device),
-            **TRAIN,
-        ),
-    )
+    result = core.cached("brainood-model", config, lambda: brainood.fit(
+        brainood.METHODS[name], splits, seed=s,
+        device=str(p.torch_device), **TRAIN))
     return brainood.load(brainood.METHODS[name], p.n_rois, result["state"])
 
 
 wall, cpu = time.perf_counter(), time.process_time()
 with core.threads(1):
-    models = {
-        name: [trained(name, p.seed + k) for k in range(n)]
-        for name, n in SEEDS.items()
-    }
-print(
-    f"{sum(map(len, models.values()))} models: "
-    f"{time.perf_counter() - wall:.0f} s wall, "
-    f"{time.process_time() - cpu:.0f} s CPU"
-)
+    models = {name: [trained(name, p.seed + k) for k in range(n)]
+              for name, n in SEEDS.items()}
+print(f"{sum(map(len, models.values()))} models: "
+      f"{time.perf_counter() - wall:.0f} s wall, "
+      f"{time.process_time() - cpu:.0f} s CPU")
 
 # %% [markdown]
 # ## Accuracy on training sites and held-out sites
@@ -273,34 +230,21 @@ print(
 
 # %%
 rows = []
-eval_sets = {
-    "ID test": splits.id_test,
-    "OOD val": splits.ood_val,
-    "OOD test": splits.ood_test,
-}
+eval_sets = {"ID test": splits.id_test, "OOD val": splits.ood_val,
+             "OOD test": splits.ood_test}
 for name, ms in models.items():
     for k, model in enumerate(ms):
         for split_name, graphs in eval_sets.items():
             pred = brainood.predict(model, graphs) > 0.5
             for g, yhat in zip(graphs, pred):
-                rows.append(
-                    {
-                        "method": name,
-                        "seed": k,
-                        "split": split_name,
-                        "site": int(g.site),
-                        "correct": float(yhat) == float(g.y),
-                    }
-                )
+                rows.append({"method": name, "seed": k, "split": split_name,
+                             "site": int(g.site),
+                             "correct": float(yhat) == float(g.y)})
 scores = pd.DataFrame(rows).astype({"correct": float})
 per_seed = scores.groupby(["method", "split", "seed"], sort=False).correct
-summary = (
-    per_seed.mean()
-    .groupby(["method", "split"], sort=False)
-    .agg(["mean", "std"])
-    .reset_index()
-    .rename(columns={"std": "sd"})
-)
+summary = (per_seed.mean().groupby(["method", "split"], sort=False)
+           .agg(["mean", "std"]).reset_index()
+           .rename(columns={"std": "sd"}))
 shown = summary[summary.split != "OOD val"]
 brainood.accuracy_figure(shown).show()
 table = summary.pivot(index="method", columns="split", values="mean")
@@ -333,59 +277,37 @@ by_site.loc[list(models)].round(2)
 # %%
 n_site = 60
 new_sites = brainood.fresh_sites(
-    p.n_rois,
-    n_site * p.n_fresh_sites,
-    shift=p.shift,
-    effect=p.effect,
-    n_sites=p.n_fresh_sites,
-    drift=p.drift,
-    seed=p.seed,
-    draw=1,
-)
-new_graphs = brainood.to_graphs(
-    new_sites.corr, new_sites.y, new_sites.site, p.edge_ratio
-)
-site_acc = {
-    n: 100 * np.array([brainood.site_accuracy(m, new_graphs) for m in ms])
-    for n, ms in models.items()
-}
+    p.n_rois, n_site * p.n_fresh_sites, shift=p.shift, effect=p.effect,
+    n_sites=p.n_fresh_sites, drift=p.drift, seed=p.seed, draw=1)
+new_graphs = brainood.to_graphs(new_sites.corr, new_sites.y,
+                                new_sites.site, p.edge_ratio)
+site_acc = {n: 100 * np.array([brainood.site_accuracy(m, new_graphs)
+                               for m in ms]) for n, ms in models.items()}
 on_site = {n: a.mean(0) for n, a in site_acc.items()}  # [sites], points
-fresh_table = pd.DataFrame(
-    {
-        "mean": {n: a.mean() for n, a in on_site.items()},
-        "worst site": {n: a.min() for n, a in on_site.items()},
-        "best site": {n: a.max() for n, a in on_site.items()},
-        "seed sd": {
-            n: a.mean(1).std(ddof=1) if len(a) > 1 else np.nan
-            for n, a in site_acc.items()
-        },
-        "seeds": {n: len(site_acc[n]) for n in on_site},
-    }
-)
+fresh_table = pd.DataFrame({
+    "mean": {n: a.mean() for n, a in on_site.items()},
+    "worst site": {n: a.min() for n, a in on_site.items()},
+    "best site": {n: a.max() for n, a in on_site.items()},
+    "seed sd": {n: a.mean(1).std(ddof=1) if len(a) > 1 else np.nan
+                for n, a in site_acc.items()},
+    "seeds": {n: len(site_acc[n]) for n in on_site}})
 fresh_table.round(1)
 
 # %%
 erm_id = scores[(scores.method == "ERM") & (scores.split == "ID test")]
 id_erm = erm_id.groupby("seed").correct.mean().to_numpy() * 100
 shift_est = stats.paired_difference(id_erm, site_acc["ERM"].mean(1))
-core.claim(
-    "shift_is_real",
-    estimate=shift_est,
-    measured=f"ERM ID test minus new sites, points, {p.n_seeds} seeds",
-)
+core.claim("shift_is_real", estimate=shift_est,
+           measured=f"ERM ID test minus new sites, points, {p.n_seeds} "
+                    "seeds")
 best = max(RIVALS, key=lambda n: on_site[n].mean())
 versus = {"ood_gain": "ERM", "beats_ood_baselines": best, **ABLATIONS}
-diffs = {
-    cid: stats.paired_difference(on_site["BrainOOD"], on_site[other])
-    for cid, other in versus.items()
-}
+diffs = {cid: stats.paired_difference(on_site["BrainOOD"], on_site[other])
+         for cid, other in versus.items()}
 for cid, est in diffs.items():
-    core.claim(
-        cid,
-        estimate=est,
-        measured=f"BrainOOD minus {versus[cid]}, points, "
-        f"{p.n_fresh_sites} sites",
-    )
+    core.claim(cid, estimate=est,
+               measured=f"BrainOOD minus {versus[cid]}, points, "
+                        f"{p.n_fresh_sites} sites")
 
 # %% [markdown]
 # Each comparison site by site: a dot is one new site's difference in
@@ -395,24 +317,14 @@ for cid, est in diffs.items():
 fig = go.Figure()
 for cid, est in diffs.items():
     d = on_site["BrainOOD"] - on_site[versus[cid]]
-    fig.add_scatter(
-        x=[versus[cid]] * len(d),
-        y=d,
-        mode="markers",
-        marker_color="grey",
-        showlegend=False,
-    )
-fig.add_bar(
-    x=[versus[c] for c in diffs],
-    y=[e.value for e in diffs.values()],
-    error_y=stats.error_bars(list(diffs.values())),
-    opacity=0.5,
-    showlegend=False,
-)
-fig.update_layout(
-    title="BrainOOD minus each method on new sites",
-    yaxis_title="accuracy difference (points)",
-)
+    fig.add_scatter(x=[versus[cid]] * len(d), y=d, mode="markers",
+                    marker_color="grey", showlegend=False)
+fig.add_bar(x=[versus[c] for c in diffs],
+            y=[e.value for e in diffs.values()],
+            error_y=stats.error_bars(list(diffs.values())),
+            opacity=0.5, showlegend=False)
+fig.update_layout(title="BrainOOD minus each method on new sites",
+                  yaxis_title="accuracy difference (points)")
 fig.show()
 
 # %% [markdown]
@@ -431,27 +343,16 @@ for name in ATTENDING:
     for k, model in enumerate(models[name]):
         dense, importance = brainood.edge_attention(model, splits.ood_test)
         attention[name, k] = dense, importance
-        roi_rows.append(
-            {
-                "method": name,
-                "seed": k,
-                **brainood.roi_recovery(importance, cohort.planted),
-            }
-        )
+        roi_rows.append({"method": name, "seed": k, **brainood.roi_recovery(
+            importance, cohort.planted)})
 roi = pd.DataFrame(roi_rows).groupby("method", sort=False).mean()
 imp = {n: attention[n, 0][1] for n in ("BrainOOD", "GSAT")}
-fig = core.plot(
-    np.arange(p.n_rois),
-    imp,
-    mode="markers",
-    title="Node importance (seed 0); planted ROIs shaded",
-    xlabel="ROI",
-    ylabel="mean attention of incident edges",
-)
+fig = core.plot(np.arange(p.n_rois), imp, mode="markers",
+                title="Node importance (seed 0); planted ROIs shaded",
+                xlabel="ROI", ylabel="mean attention of incident edges")
 for r in np.flatnonzero(cohort.planted):
-    fig.add_vrect(
-        x0=r - 0.5, x1=r + 0.5, fillcolor="orange", opacity=0.25, line_width=0
-    )
+    fig.add_vrect(x0=r - 0.5, x1=r + 0.5, fillcolor="orange",
+                  opacity=0.25, line_width=0)
 fig.show()
 roi.drop(columns="seed").round(3)
 
@@ -461,17 +362,16 @@ core.claim(
     "roi_recovery",
     value={"auroc": auroc, "minus_gsat": auroc - roi.loc["GSAT", "auroc"]},
     measured=f"AUROC {auroc:.3f} (GSAT {roi.loc['GSAT', 'auroc']:.3f}); "
-    f"precision@k {roi.loc['BrainOOD', 'precision_at_k']:.2f}",
-)
+             f"precision@k {roi.loc['BrainOOD', 'precision_at_k']:.2f}");
+
 # %% [markdown]
 # What the shipped BrainOOD (seed 0) selects: its mean edge attention over the
 # OOD test subjects, its feature mask $M$, and the planted sub-network.
 
 # %% tags=["hide-input"]
 mask = brainood.feature_mask(models["BrainOOD"][0].mask_emb).detach()
-brainood.structure_figure(
-    attention["BrainOOD", 0][0], mask.numpy(), cohort.planted
-).show()
+brainood.structure_figure(attention["BrainOOD", 0][0], mask.numpy(),
+                          cohort.planted).show()
 
 # %% [markdown]
 # ## Sensitivity: how strong a site shift can the models take?
@@ -491,49 +391,29 @@ n_fresh = max(24, p.n_subjects // 4)
 
 def fresh_figure(mult):
     if mult not in fresh:
-        c = brainood.fresh_sites(
-            p.n_rois,
-            n_fresh,
-            shift=mult * p.shift,
-            effect=p.effect,
-            drift=p.drift,
-            seed=p.seed,
-        )
+        c = brainood.fresh_sites(p.n_rois, n_fresh, shift=mult * p.shift,
+                                 effect=p.effect, drift=p.drift, seed=p.seed)
         graphs = brainood.to_graphs(c.corr, c.y, c.site, p.edge_ratio)
-        fresh[mult] = {
-            n: [brainood.accuracy(m, graphs) for m in models[n]] for n in MAIN
-        }
+        fresh[mult] = {n: [brainood.accuracy(m, graphs) for m in models[n]]
+                       for n in MAIN}
     fig = go.Figure()
     for n, accs in fresh[mult].items():
         fig.add_bar(x=[n], y=[np.mean(accs)], name=n, showlegend=False)
-        fig.add_scatter(
-            x=[n] * len(accs),
-            y=accs,
-            mode="markers",
-            marker_color="black",
-            showlegend=False,
-        )
+        fig.add_scatter(x=[n] * len(accs), y=accs, mode="markers",
+                        marker_color="black", showlegend=False)
     fig.update_yaxes(range=[0.3, 1.0], title_text="accuracy")
-    return fig.update_layout(
-        title=f"Fresh sites at {mult} x the training "
-        "sites' shift (dots: seeds)"
-    )
+    return fig.update_layout(title=f"Fresh sites at {mult} x the training "
+                                   "sites' shift (dots: seeds)")
 
 
-slider = widgets.FloatSlider(
-    value=1.0,
-    min=0.0,
-    max=2.0,
-    step=0.25,
-    description="shift multiple",
-    continuous_update=False,
-)
+slider = widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.25,
+                             description="shift multiple",
+                             continuous_update=False)
 core.explore(fresh_figure, MULTS, "shift multiple", live=slider, active=2)
 
 # %% tags=["hide-input"]
-pd.DataFrame(
-    {m: {n: np.mean(a) for n, a in fresh[m].items()} for m in MULTS}
-).round(3)
+pd.DataFrame({m: {n: np.mean(a) for n, a in fresh[m].items()}
+              for m in MULTS}).round(3)
 
 # %% [markdown]
 # ## Claims
@@ -572,7 +452,7 @@ pd.DataFrame(
 # an ablation's interval over sites does not contain.
 
 # %%
-core.claims_table()
+core.claims_table();
 
 # %% [markdown]
 # ## What differs from the paper
