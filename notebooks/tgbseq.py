@@ -265,6 +265,7 @@ def rr(key, name):
     return np.mean([r["rr"] for r in RUNS[key][name]], axis=0)
 
 
+# %%
 def row(k, m):
     ci = core.stats.mean(rr(k, m))
     return dict(stream=NAMES[k], model=m, MRR=mean(k, m), **{
