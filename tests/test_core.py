@@ -386,7 +386,9 @@ def test_explore_shows_pickers_above_the_live_control(monkeypatch):
 
 
 def test_figures_offer_nothing_that_leaves_the_machine():
-    html = core.figure_html(core.plot([0, 1], {"y": [0, 1]}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # plotly warns of a config option it does not know
+        html = core.figure_html(core.plot([0, 1], {"y": [0, 1]}))
     assert '"displaylogo": false' in html and '"showSendToCloud": false' in html
     assert "sendChartToCloud" in html  # in modeBarButtonsToRemove
 

@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # plotly is imported lazily: `python -m iclr25 list` should b
 PLOTLY_CONFIG = {
     "displaylogo": False,
     "showSendToCloud": False,
-    "showEditInChartStudio": False,
     "modeBarButtonsToRemove": ["sendChartToCloud", "sendDataToCloud", "editInChartStudio"],
 }
 """plotly.js's options for every figure: nothing in its tool bar leaves the machine (no
