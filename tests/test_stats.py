@@ -69,3 +69,15 @@ def test_error_bars_are_the_intervals_ends_around_each_value():
     bars = stats.error_bars([stats.Estimate(1, 0.5, 2, 9, "x"), stats.mean([3.0])])
     assert bars["array"] == [1.0, None] and bars["arrayminus"] == [0.5, None]
     assert bars["symmetric"] is False
+
+
+def test_two_sample_estimates_a_ratio_and_a_difference_of_means():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(2.0, 0.1, 200), rng.normal(4.0, 0.1, 150)
+    ratio = stats.two_sample(a, b, "ratio")
+    assert ratio.value == pytest.approx(a.mean() / b.mean())
+    assert ratio.low < 0.5 < ratio.high and ratio.n == 350
+    diff = stats.two_sample(a, b)
+    assert diff.low < -2.0 < diff.high and diff.value == pytest.approx(a.mean() - b.mean())
+    with pytest.raises(ValueError, match="'difference' or 'ratio'"):
+        stats.two_sample(a, b, "sum")

@@ -7,6 +7,8 @@ scipy's; this module only fixes the choices the book makes everywhere:
 * :func:`paired_difference` -- the mean of ``a - b`` over paired units (seeds, edits,
   items), with ``scipy.stats.bootstrap(paired=True, method="BCa")``;
 * :func:`mean` -- the mean of one sample, with the same BCa bootstrap;
+* :func:`two_sample` -- the difference or ratio of the means of two independent
+  samples (two streams, seen and unseen items), each resampled apart;
 * :func:`share` -- a proportion ``k / n``, with the Wilson interval of
   ``scipy.stats.binomtest``;
 * :func:`permutation_pvalue` -- a one-sided ``scipy.stats.permutation_test``, for rank
@@ -104,6 +106,30 @@ def mean(x: Sequence[float], *, seed: int = 0) -> Estimate:
     if x.ndim != 1:
         raise ValueError(f"mean() needs a 1-d sample, got shape {x.shape}")
     return _bootstrap((x,), np.mean, False, seed, "bootstrap (BCa)")
+
+
+def two_sample(
+    a: Sequence[float], b: Sequence[float], statistic: str = "difference", *, seed: int = 0
+) -> Estimate:
+    """mean(a) - mean(b) (``statistic="difference"``) or mean(a) / mean(b) (``"ratio"``)
+    over two independent samples, with a BCa bootstrap that resamples each apart; ``n``
+    counts the units of both."""
+    if statistic not in ("difference", "ratio"):
+        raise ValueError(
+            f"two_sample: statistic must be 'difference' or 'ratio', not {statistic!r}"
+        )
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"two_sample() needs two 1-d samples, got shapes {a.shape} and {b.shape}")
+
+    def of_means(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        mx, my = np.mean(x, axis=axis), np.mean(y, axis=axis)
+        return mx / my if statistic == "ratio" else mx - my
+
+    if min(len(a), len(b)) < 2:
+        return Estimate(float(of_means(a, b)), float("nan"), float("nan"), len(a) + len(b), "")
+    e = _bootstrap((a, b), of_means, False, seed, "two-sample bootstrap (BCa)")
+    return Estimate(e.value, e.low, e.high, len(a) + len(b), e.method)
 
 
 def share(k: int, n: int) -> Estimate:

@@ -80,7 +80,6 @@ from iclr25.chapters.tgbseq.method import (
     seen_before,
     toy,
     train_and_evaluate,
-    two_sample,
     zipf_weights,
 )
 from iclr25.chapters.tgbseq.models import (

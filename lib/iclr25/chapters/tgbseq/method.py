@@ -647,39 +647,6 @@ def train_and_evaluate(name: str, bench: Benchmark, **fit_args) -> dict[str, Any
     return out
 
 
-def two_sample(a: np.ndarray, b: np.ndarray, statistic: str) -> core.stats.Estimate:
-    """mean(a) / mean(b) (``statistic="ratio"``) or mean(a) - mean(b) (``"difference"``)
-    over two independent samples of units (test positives of two streams, or seen and
-    unseen positives), with scipy's BCa bootstrap resampling each sample apart."""
-    from scipy.stats import bootstrap
-
-    if statistic not in ("ratio", "difference"):
-        raise ValueError(
-            f"two_sample: statistic must be 'ratio' or 'difference', got {statistic!r}"
-        )
-
-    def stat(x, y, axis=-1):
-        mx, my = np.mean(x, axis=axis), np.mean(y, axis=axis)
-        return mx / my if statistic == "ratio" else mx - my
-
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    value, n = float(stat(a, b)), min(len(a), len(b))
-    if n < 2:
-        return core.stats.Estimate(value, float("nan"), float("nan"), n, "too few units")
-    ci = bootstrap(
-        (a, b),
-        stat,
-        vectorized=True,
-        confidence_level=core.stats.CONFIDENCE,
-        n_resamples=core.stats.RESAMPLES,
-        method="BCa",
-        rng=np.random.default_rng(0),
-    ).confidence_interval
-    return core.stats.Estimate(
-        value, float(ci.low), float(ci.high), len(a) + len(b), "two-sample BCa bootstrap"
-    )
-
-
 def _even(value: int) -> int:
     if value % 2:
         raise ValueError(f"must be even (users come in pairs), got {value}")
