@@ -590,6 +590,7 @@ def leave_one_out(
     held-out dataset, for the oracle (similarity = true Kendall tau) and nowhere else;
     the KBG methods read the store's facts of the other datasets only."""
     tau = kendall_matrix(table)
+    sim = similarity_from_store(store, list(table.index), w=w, activation=activation)
     rows = []
     for held in table.index:
         sources = [d for d in table.index if d != held]
@@ -603,7 +604,6 @@ def leave_one_out(
                 store, held, sources, top_k=top_k, w=w, activation=activation, style="global"
             )["arch"].iloc[0],
         }
-        sim = similarity_from_store(store, list(table.index), w=w, activation=activation)
         ppr = personalised_pagerank(sim, held).drop(held).head(top_k)
         ppr_nb = pd.DataFrame({"dataset": ppr.index, "similarity": ppr.to_numpy()})
         picks["KBG local, PageRank"] = recommend_local(ppr_nb, facts, top_models=top_models)[
