@@ -173,28 +173,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the global best architecture (best mean rank on the other datasets), "
         "paired over held-out datasets",
     ),
-    # error probability from the most similar dataset minus from a random other one
-    "similarity_correct": ClaimSpec(
-        "The most similar dataset's top models transfer within epsilon more often than a "
-        "random other dataset's (official error probability, mean over epsilon 0.01-0.10)",
-        paper="the paper's correctness test of the similarity (eval_error_probability); "
-        "its probabilities were not retrieved",
-        rule=Margin(above=0, why="the paper reports no effect size; any reliable advantage"),
-        control="the error probability from a randomly chosen other dataset (mean over "
-        "all), paired over target datasets",
-        gap=Gap(
-            "The most similar dataset's top models transfer within epsilon somewhat more "
-            "often than a random other dataset's, but over 24 targets the interval still "
-            "contains zero. The similarity weighs its numeric columns equally; most "
-            "follow degree and degree spread, one follows the class count and one "
-            "(clustering) homophily, while class count and homophily move the ranking "
-            "most, so the nearest dataset often differs from the target in what decides "
-            "the ranking. A description weighted toward the statistics that track the "
-            "ranking, or more datasets per region of description space, would be needed.",
-            after_run=True,
-        ),
-        rests_on=("rankings_differ",),
-    ),
     # local pick's percentile minus the global best's, paired by held-out dataset
     "beats_global": ClaimSpec(
         "The local recommendation beats the global best architecture on held-out datasets",
@@ -237,6 +215,28 @@ CLAIMS: dict[str, ClaimSpec] = {
             "leave-one-out table. Showing the local advantage needs neighbours that share"
             " the held-out ranking more closely than the nearest one does here (see "
             "similarity_correct).",
+            after_run=True,
+        ),
+        rests_on=("rankings_differ",),
+    ),
+    # error probability from the most similar dataset minus from a random other one
+    "similarity_correct": ClaimSpec(
+        "The most similar dataset's top models transfer within epsilon more often than a "
+        "random other dataset's (official error probability, mean over epsilon 0.01-0.10)",
+        paper="the paper's correctness test of the similarity (eval_error_probability); "
+        "its probabilities were not retrieved",
+        rule=Margin(above=0, why="the paper reports no effect size; any reliable advantage"),
+        control="the error probability from a randomly chosen other dataset (mean over "
+        "all), paired over target datasets",
+        gap=Gap(
+            "The most similar dataset's top models transfer within epsilon somewhat more "
+            "often than a random other dataset's, but over 24 targets the interval still "
+            "contains zero. The similarity weighs its numeric columns equally; most "
+            "follow degree and degree spread, one follows the class count and one "
+            "(clustering) homophily, while class count and homophily move the ranking "
+            "most, so the nearest dataset often differs from the target in what decides "
+            "the ranking. A description weighted toward the statistics that track the "
+            "ranking, or more datasets per region of description space, would be needed.",
             after_run=True,
         ),
         rests_on=("rankings_differ",),

@@ -148,14 +148,6 @@ SMOKE = {
 _ANY_GAIN = "the paper gives its GridPG in bar charts, no effect size in numbers: any gain"
 
 CLAIMS: dict[str, ClaimSpec] = {
-    # GradCAM GridPG of the supervised backbone's linear CE probe, mean over grids
-    "maps_localise": ClaimSpec(
-        "Attribution maps can single out a grid's cell: GradCAM of the linear CE probe "
-        "on the supervised backbone scores well above chance",
-        kind="setup",
-        rule=Margin(above=1 / 3, why="three times chance, 1/9 on a 3x3 grid"),
-        control="chance, the GridPG of a map spread evenly over the grid (1/9)",
-    ),
     # mean over the 10 (backbone, probe) pairs of acc(BCE) - acc(CE), in points
     "accuracy_kept": ClaimSpec(
         "BCE probes keep the CE probes' accuracy: on average over the pre-trained "
@@ -164,6 +156,14 @@ CLAIMS: dict[str, ClaimSpec] = {
         "reported side by side; exact values not retrieved)",
         rule=Margin(above=-3, why="3 points of test accuracy"),
         control="the CE probe of the same kind on the same backbone (mean over probe seeds)",
+    ),
+    # GradCAM GridPG of the supervised backbone's linear CE probe, mean over grids
+    "maps_localise": ClaimSpec(
+        "Attribution maps can single out a grid's cell: GradCAM of the linear CE probe "
+        "on the supervised backbone scores well above chance",
+        kind="setup",
+        rule=Margin(above=1 / 3, why="three times chance, 1/9 on a 3x3 grid"),
+        control="chance, the GridPG of a map spread evenly over the grid (1/9)",
     ),
     # per grid: mean over the full-grid methods of GridPG(linear BCE) - GridPG(linear CE)
     "bce_beats_ce_supervised": ClaimSpec(

@@ -175,7 +175,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="a model short of convergence: an untrained one classifies about 10% "
         "of the digits, and one still learning has a falling loss",
     ),
-    # the claims of PER_ALPHA, one at each official alpha: "ls_worse_aurc_0.2", ...
+    # the claims of PER_ALPHA at each official alpha: "ls_worse_aurc_0.2", ...
     **{
         f"{prefix}_{alpha:g}": ClaimSpec(
             statement.replace("ALPHA", f"{alpha:g}"),
@@ -184,8 +184,8 @@ CLAIMS: dict[str, ClaimSpec] = {
             control=CE_CONTROL,
             rests_on=(CONVERGED,),
         )
-        for prefix, (statement, paper, rule) in PER_ALPHA.items()
         for alpha in ALPHAS
+        for prefix, (statement, paper, rule) in PER_ALPHA.items()
     },
     # AURC(LS 0.4) - AURC(LS 0.2), seed-paired
     "grows_with_alpha": ClaimSpec(

@@ -164,6 +164,14 @@ RATE_BAND = Margin(
 """The rate claims' rule: the 95% interval of the mean slope lies within -1/2 +- 1/4."""
 
 CLAIMS: dict[str, ClaimSpec] = {
+    # log10 of the approximation error is linear in t and falls, for every sketch
+    "geometric": ClaimSpec(
+        "Iterative SRO's approximation error decreases geometrically for convex h",
+        paper="log approximation error linear in the iteration count",
+        rule={"slope": Bound(lt=0), "R²": Bound(gt=0.9)},
+        control="a fixed threshold on the log-linear fit: slope below 0, R² above 0.9 "
+        "(no control run)",
+    ),
     # exact checks on every sketched Gram matrix the SCAD and MCP solves use
     "regime": ClaimSpec(
         "The experiment is in the regime of the nonconvex theory: X has full column "
@@ -172,14 +180,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule={"rank / d": Bound(ge=1), "curvature margin": Bound(gt=0)},
         control="the weak convexity of the penalties, 1/(a-1) = 0.37 for SCAD and "
         "1/gamma = 0.33 for MCP, against lambda_min of each sketched (PX)^T PX / n",
-    ),
-    # log10 of the approximation error is linear in t and falls, for every sketch
-    "geometric": ClaimSpec(
-        "Iterative SRO's approximation error decreases geometrically for convex h",
-        paper="log approximation error linear in the iteration count",
-        rule={"slope": Bound(lt=0), "R²": Bound(gt=0.9)},
-        control="a fixed threshold on the log-linear fit: slope below 0, R² above 0.9 "
-        "(no control run)",
     ),
     # per draw (fresh noise, fresh sketches), the slope of log ||b - beta*|| against
     # log n over nested rows n/8 .. n, with m = n / rate_ratio; the mean over draws
