@@ -32,8 +32,8 @@ it (official code: liuhanmo321/kgnas). What is here, after that code:
 * leave-one-dataset-out evaluation, its baselines, and the LLM step.
 
 Files: ``method.py`` holds the method (the datasets, the design space and its
-training, the descriptions, the similarity, the recommendations, the leave-one-out
-evaluation and the LLM step); ``store.py`` the graph-database store (its schema and
+training, the descriptions, the similarity, the recommendations and the leave-one-out
+evaluation); ``retrieval.py`` the LLM step; ``store.py`` the graph-database store (its schema and
 Cypher queries, the benchmark run whose facts it holds, building and opening it);
 ``figures.py`` the figure builders and the benchmark's table; this ``__init__`` the
 chapter's parameters, their settings and its claims registry.
@@ -66,7 +66,6 @@ from iclr25.chapters.kbg.method import (
     check_target,
     check_weight,
     describe,
-    describe_in_words,
     description_frame,
     dice,
     edge_homophily,
@@ -74,8 +73,6 @@ from iclr25.chapters.kbg.method import (
     error_probability,
     kendall_matrix,
     leave_one_out,
-    llm_picks,
-    llm_prompt,
     make_graph,
     networkx_view,
     pairwise_similarity,
@@ -94,6 +91,7 @@ from iclr25.chapters.kbg.method import (
     train_architecture,
     transfer_probabilities,
 )
+from iclr25.chapters.kbg.retrieval import describe_in_words, llm_picks, llm_prompt
 from iclr25.chapters.kbg.store import (
     FACTS_QUERY,
     NEIGHBOURS_QUERY,

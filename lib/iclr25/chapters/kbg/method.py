@@ -2,9 +2,10 @@
 
 The generated datasets, the design space and its training, the label-free dataset
 descriptions, the similarity (official ``pairwise_similarity``), the recommendations
-(official "local" and "global") and the personalised PageRank, the leave-one-dataset-out
-evaluation and the LLM step. The store they read is in ``store.py``; the package's
-docstring (:mod:`iclr25.chapters.kbg`) gives the equations.
+(official "local" and "global") and the personalised PageRank, and the
+leave-one-dataset-out evaluation. The LLM step is in ``retrieval.py``, the store they
+read in ``store.py``; the package's docstring (:mod:`iclr25.chapters.kbg`) gives the
+equations.
 """
 
 from __future__ import annotations
@@ -730,52 +731,6 @@ def networkx_view(store: Store) -> Any:
                 relation=rel,
             )
     return g
-
-
-# ---------------------------------------------------------------------------------
-# The LLM step: SmolLM2 picks among candidates, with and without retrieved facts
-# ---------------------------------------------------------------------------------
-
-
-def describe_in_words(name: str, desc: Mapping[str, Any]) -> str:
-    return (
-        f"The graph dataset '{name}' ({desc['domain']}) has {int(desc['node_count'])} "
-        f"nodes, {int(desc['edge_count'])} edges, average degree "
-        f"{desc['average_degree']:.1f}, clustering "
-        f"{desc['average_clustering_coefficient']:.2f} and "
-        f"{int(desc['num_classes'])} classes."
-    )
-
-
-def llm_prompt(
-    name: str, desc: Mapping[str, Any], candidates: Sequence[str], facts: pd.DataFrame | None
-) -> str:
-    """The prompt: the dataset in words, the candidates, and (optionally) the retrieved
-    facts ``facts`` (dataset, similarity, arch, value), in the order given; it ends where
-    the model continues with an architecture."""
-    lines = [
-        describe_in_words(name, desc),
-        "Candidate GNN architectures (two layers each): " + ", ".join(candidates) + ".",
-    ]
-    if facts is not None:
-        lines.append("Benchmark facts retrieved from similar datasets:")
-        lines += [
-            f"- on {r.dataset} (similarity {r.similarity:.2f}), {r.arch} reached "
-            f"accuracy {r.value:.2f}"
-            for r in facts.itertuples()
-        ]
-    lines.append(f"The most accurate architecture on '{name}' is")
-    return "\n".join(lines)
-
-
-def llm_picks(lm: Any, prompts: Sequence[str], candidates: Sequence[Sequence[str]]) -> list[str]:
-    """The candidate with the highest cloze log-probability after each prompt."""
-    from iclr25 import llm
-
-    scores = llm.score_continuations(
-        lm, list(prompts), [[" " + c for c in cs] for cs in candidates]
-    )
-    return [cs[int(i)] for cs, i in zip(candidates, scores.argmax(1))]
 
 
 def settings(p: Any) -> dict[str, Any]:
