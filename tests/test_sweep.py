@@ -10,7 +10,7 @@ import pytest
 from iclr25 import build, sweep, toc
 from iclr25.core import ParameterError
 
-GRID = ("-g", "seed=0,1", "-g", "m=400,500")
+GRID = ("-g", "seed=0,1", "-g", "m=400,500")  # m=400: sro's smoke value
 
 
 def cores() -> int:
@@ -49,7 +49,8 @@ def test_local_cluster_runs_a_2x2_smoke_sweep(swept):
     assert table["worker"].nunique() == 2  # both workers ran points
     assert (table["threads"] == max(1, cores() // 2)).all()
     for claim, rows in table.groupby("claim"):
-        assert f"  {claim} (paper): {rows['holds'].sum()} of 4 (" in result.stdout
+        kind = rows["kind"].iloc[0]
+        assert f"  {claim} ({kind}): {rows['holds'].sum()} of 4 (" in result.stdout
     assert "4 points ran in" in result.stdout and "smoke sweep" in result.stdout
     page = (out / "sweep.html").read_text()
     assert "Plotly.newPlot" in page and "<script src=" not in page  # plotly.js inline
@@ -129,7 +130,8 @@ def test_bad_grid_gives_one_line_and_runs_nothing(cli, tmp_path, args, words):
 
 def test_a_sweep_point_has_the_claims_of_run_with_its_seed(cli, swept, tmp_path):
     table = pd.read_parquet(swept[1] / "sweep.parquet")
-    point = table[(table["seed"] == 1) & (table["m"] == 500)].iloc[0]  # m=500: smoke's own
+    smoke_m = toc.get("sro").module().SMOKE["m"]
+    point = table[(table["seed"] == 1) & (table["m"] == smoke_m)].iloc[0]  # smoke's own m
     env = {**os.environ, **{v: str(point["threads"]) for v in build.THREAD_VARIABLES}}
     result = cli("run", "sro", "--smoke", "-p", "seed=1", "--out", str(tmp_path), env=env)
     assert result.returncode == 0, result.stderr
