@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from iclr25 import core, llm
+from iclr25.llm.sites import _WEIGHT_FNS
 
 TEXTS = ["the cat sat on a mat .", "A B C D : red blue green ?", "a dog ran"]
 
@@ -77,8 +78,11 @@ def test_cloze_scores_are_summed_continuation_log_probabilities(lm):
 
 
 def hooked(lm):
-    """The number of torch hooks on the model's modules."""
-    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in lm.model.modules())
+    """The number of torch hooks, and functions of attention weights, on the model."""
+    return sum(
+        len(m._forward_hooks) + len(m._forward_pre_hooks) + len(_WEIGHT_FNS.get(m, ()))
+        for m in lm.model.modules()
+    )
 
 
 def test_reading_sites_gives_what_the_model_computes(lm):
@@ -96,7 +100,7 @@ def test_reading_sites_gives_what_the_model_computes(lm):
     assert llm.Site("mlp", 1) == ("mlp", 1) and hooked(lm) == 0
 
 
-def test_attention_weights_are_read_with_eager_attention(lm):
+def test_attention_weights_are_read_with_the_sited_attention(lm):
     batch = llm.encode(lm, BASE)
     implementation = lm.model.config._attn_implementation
     with torch.no_grad(), llm.reading(lm, [("attn_weights", 1)]) as seen:
@@ -128,6 +132,30 @@ def test_writing_a_site_changes_the_output(lm):
     torch.testing.assert_close(lm.model(**batch.inputs()).logits, plain)
 
 
+def test_writing_attention_weights_replaces_them_before_they_weight_the_values(lm):
+    batch = llm.encode(lm, BASE)
+    plain = lm.model(**batch.inputs()).logits
+    real = batch.attention_mask.bool()  # padding columns' outputs differ, and do not matter
+    with llm.writing(lm, {("attn_weights", 1): lambda w: w}):
+        same = lm.model(**batch.inputs()).logits
+    torch.testing.assert_close(same[real], plain[real], atol=1e-5, rtol=1e-4)
+
+    def to_first(w: torch.Tensor) -> torch.Tensor:  # all weight on each row's first key
+        new = torch.zeros_like(w)
+        new[..., 0] = 1
+        return new
+
+    with llm.writing(lm, {("attn_weights", 1): to_first}), llm.reading(lm, [("attn", 1)]) as seen:
+        lm.model(**batch.inputs())
+    # every column's attention output is then W_O v of its row's first token
+    assert (seen["attn", 1] - seen["attn", 1][:, :1]).abs().max() < 1e-5
+    assert (seen["attn", 1][0, 0] - seen["attn", 1][1, 0]).abs().max() > 1e-4
+    with llm.reading(lm, [("attn_weights", 0)]) as grads:  # read weights keep their gradients
+        lm.model(**batch.inputs()).logits.sum().backward()
+    assert grads["attn_weights", 0].requires_grad and hooked(lm) == 0
+    lm.model.zero_grad()
+
+
 def test_hooks_are_removed_after_the_block_and_after_an_exception(lm):
     batch = llm.encode(lm, BASE)
     with pytest.raises(RuntimeError, match="inside"):
@@ -135,9 +163,10 @@ def test_hooks_are_removed_after_the_block_and_after_an_exception(lm):
             llm.reading(lm, [("attn_weights", 0), ("resid", 1)]),
             llm.writing(lm, {("mlp", 0): torch.zeros_like}),
         ):
-            assert hooked(lm) == 3 and lm.model.config._attn_implementation == "eager"
+            assert hooked(lm) == 3
+            assert lm.model.config._attn_implementation == llm.SITED_ATTENTION
             raise RuntimeError("inside")
-    assert hooked(lm) == 0 and lm.model.config._attn_implementation != "eager"
+    assert hooked(lm) == 0 and lm.model.config._attn_implementation != llm.SITED_ATTENTION
     with llm.writing(lm, {("resid", 2): lambda x: x * float("nan")}):
         assert lm.model(**batch.inputs()).logits.isnan().all()
     assert hooked(lm) == 0 and not lm.model(**batch.inputs()).logits.isnan().any()
@@ -191,10 +220,6 @@ def write(lm, edits):
         (
             lambda lm: llm.read(lm, llm.encode(lm, BASE), ["mlp"]),
             "a site is (kind, layer), e.g. ('mlp', 3)",
-        ),
-        (
-            lambda lm: write(lm, {("attn_weights", 0): torch.zeros_like}),
-            "('attn_weights', 0) can be read, not written",
         ),
     ],
 )

@@ -17,7 +17,8 @@ On either of them:
 * one vocabulary of named sites for the model's insides (:data:`SITES`, :class:`Site`):
   ``("resid", l)`` the residual stream entering layer ``l``, ``("attn", l)`` and
   ``("mlp", l)`` the blocks' outputs, ``("neurons", l)`` the MLP's hidden activations and
-  ``("attn_weights", l)`` the attention probabilities. :func:`reading` and :func:`writing`
+  ``("attn_weights", l)`` the attention probabilities (through :func:`sited_attention`,
+  an attention function registered with transformers). :func:`reading` and :func:`writing`
   read and replace them inside a ``with`` block (plain torch hooks, removed on exit), and
   :func:`read` runs a batch only as far as the sites it reads;
 * cloze scoring -- :func:`next_token_logits` and :func:`score_continuations`, the
@@ -62,6 +63,7 @@ from iclr25.llm.models import (
 )
 from iclr25.llm.scoring import generate, next_token_logits, sample, score_continuations
 from iclr25.llm.sites import (
+    SITED_ATTENTION,
     SITES,
     LayerInput,
     Site,
@@ -76,5 +78,6 @@ from iclr25.llm.sites import (
     logits_at,
     read,
     reading,
+    sited_attention,
     writing,
 )

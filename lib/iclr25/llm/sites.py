@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -26,8 +27,9 @@ SITES: dict[str, str] = {
     "mlp": "MLP(norm(r)), layer l's MLP output (= W_down's output), before it is added",
     "neurons": "act(W_gate x) * (W_up x), layer l's MLP hidden activations, the input of "
     "W_down: [..., d_mlp]",
-    "attn_weights": "layer l's attention probabilities [batch, head, query, key] (read "
-    "only; the pass runs with eager attention while they are read)",
+    "attn_weights": "layer l's attention probabilities [batch, head, query, key], before "
+    "they weight the values (the pass runs with :func:`sited_attention` while a block "
+    "reads or writes them)",
 }
 
 
@@ -132,30 +134,107 @@ def _hook(
             return ((new, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": new})
 
         return module, pre, True
-    index = {"attn": 0, "attn_weights": 1}.get(kind)  # attention returns (output, weights)
+    attn = kind == "attn"  # attention returns (output, weights)
 
     def post(_: torch.nn.Module, __: tuple, out: Any) -> Any:
-        new = fn(out if index is None else out[index])
-        return out if new is None else new if index is None else (new, *out[1:])
+        new = fn(out[0] if attn else out)
+        return out if new is None else (new, *out[1:]) if attn else new
 
-    return (block.self_attn if index is not None else block.mlp), post, False
+    return (block.self_attn if attn else block.mlp), post, False
+
+
+# ---------------------------------------------------------------------------------
+# Attention weights: an attention function registered with transformers
+# ---------------------------------------------------------------------------------
+
+#: The name :func:`sited_attention` is registered under (transformers'
+#: ``AttentionInterface``); the model runs with it while a block reads or writes
+#: ``attn_weights`` sites.
+SITED_ATTENTION = "iclr25_sites"
+
+#: Each attention module's functions of its weights, hung there by :func:`_hooked`.
+_WEIGHT_FNS: weakref.WeakKeyDictionary[torch.nn.Module, list[Callable]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def sited_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float,
+    dropout: float = 0.0,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eager attention, ``A = softmax(q k^T * scaling + mask)``, output ``A v``, with the
+    weights ``A`` ``[batch, head, query, key]`` handed to the functions a reading or
+    writing block hung on ``module``; one that returns a tensor puts it in ``A``'s place.
+    A missing mask means a causal one (the form sdpa's masks may take)."""
+    from transformers.models.llama.modeling_llama import repeat_kv
+
+    groups = query.shape[1] // key.shape[1]
+    key, value = repeat_kv(key, groups), repeat_kv(value, groups)
+    scores = query @ key.transpose(2, 3) * scaling
+    if attention_mask is None:
+        q, k = scores.shape[-2:]
+        attention_mask = torch.ones(q, k, dtype=torch.bool, device=scores.device).tril(k - q)
+    mask = attention_mask[..., : key.shape[-2]]
+    if mask.dtype == torch.bool:
+        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    else:
+        scores = scores + mask
+    weights = scores.softmax(-1, dtype=torch.float32).to(query.dtype)
+    weights = torch.nn.functional.dropout(weights, dropout, training=module.training)
+    for fn in _WEIGHT_FNS.get(module, ()):
+        new = fn(weights)
+        weights = weights if new is None else new.to(weights)
+    return (weights @ value).transpose(1, 2).contiguous(), weights
+
+
+def _register_sited_attention() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+
+    AttentionInterface.register(SITED_ATTENTION, sited_attention)
+    AttentionMaskInterface.register(SITED_ATTENTION, eager_mask)
+
+
+@contextlib.contextmanager
+def _weights_hooked(module: torch.nn.Module, fn: Callable) -> Iterator[None]:
+    _WEIGHT_FNS.setdefault(module, []).append(fn)
+    try:
+        yield
+    finally:
+        _WEIGHT_FNS[module].remove(fn)
+        if not _WEIGHT_FNS[module]:
+            del _WEIGHT_FNS[module]
 
 
 @contextlib.contextmanager
 def _hooked(
     lm: LM, fns: Mapping[Site, Callable[[torch.Tensor], torch.Tensor | None]]
 ) -> Iterator[None]:
-    """``fn`` of each site hooked in for the block; eager attention if weights are read."""
+    """``fn`` of each site hooked in for the block; :func:`sited_attention` if any site is
+    an ``attn_weights`` one."""
     config = lm.model.config
     attention = config._attn_implementation
     if any(s.kind == "attn_weights" for s in fns):
-        config._attn_implementation = "eager"  # the only kind that returns the weights
+        _register_sited_attention()
+        config._attn_implementation = SITED_ATTENTION
     try:
         with contextlib.ExitStack() as stack:
             for site, fn in fns.items():
+                if site.kind == "attn_weights":
+                    block = lm.model.model.layers[site.layer]
+                    stack.enter_context(_weights_hooked(block.self_attn, fn))
+                    continue
                 module, hook, pre = _hook(lm, site, fn)
                 stack.enter_context(hooks((module, hook), pre=pre, with_kwargs=pre))
             yield
+    except Stop:  # raised by a weights function (torch hooks catch their own)
+        pass
     finally:
         config._attn_implementation = attention
 
@@ -198,9 +277,6 @@ def writing(
     block, e.g. ``{("mlp", 2): lambda x: 0 * x}`` ablates layer 2's MLP. The hooks are
     removed on leaving the block, also on an exception."""
     checked = {as_site(lm, s): fn for s, fn in edits.items()}
-    for site in checked:
-        if site.kind == "attn_weights":
-            raise ValueError(f"{tuple(site)} can be read, not written")
     with _hooked(lm, checked):
         yield
 
