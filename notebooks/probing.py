@@ -459,17 +459,32 @@ core.explore(probe_maps, SHOWN, "grid", live=live);
 
 # %% [markdown]
 # ## Claims
-#
-# The rules, controls and expected gaps are in the chapter's CLAIMS registry
-# (`probing.CLAIMS`), fixed before the run. One setup claim, `maps_localise`,
-# checks that the experiment reached the regime the paper's comparisons need:
-# maps that can point at a cell. The GridPG claims rest on it. Each paper claim is
-# an estimate with its 95% interval: over the ten pairs of a backbone and a probe
-# kind for accuracy, over the 30 shared grids for GridPG. The paper reports GridPG
-# as bar charts over many backbones and methods; we quote its findings in words.
 
 # %%
 core.claims_table();
+
+# %% [markdown]
+# **What the claims say.** At the book's defaults BCE probes keep the CE
+# probes' accuracy, the maps can single out a cell, and on the supervised
+# backbone the linear BCE probe's maps localise better than the CE probe's.
+# The rest misses, each declared with its diagnosis: on the SimCLR backbone
+# the same difference is too small to separate from zero
+# (`bce_beats_ce_simclr`); the B-cos MLP probe localises worse than the linear
+# BCE probe on both backbones (`bcos_mlp_supervised`, `bcos_mlp_simclr`); and
+# swapping the backbone moves GridPG more than swapping the probe's loss
+# (`probe_over_pretraining`). The paper's point that the probe's loss matters
+# for explanations shows on one backbone here; its stronger claims do not
+# reproduce on our small backbones.
+
+# %% [markdown]
+# **How the claims are decided.** The rules, controls and expected gaps are in the
+# chapter's CLAIMS registry (`probing.CLAIMS`), fixed before the run. One setup
+# claim, `maps_localise`, checks that the experiment reached the regime the
+# paper's comparisons need: maps that can point at a cell. The GridPG claims rest
+# on it. Each paper claim is an estimate with its 95% interval: over the ten pairs
+# of a backbone and a probe kind for accuracy, over the 30 shared grids for
+# GridPG. The paper reports GridPG as bar charts over many backbones and methods;
+# we quote its findings in words.
 
 # %% [markdown]
 # Reading the table with the printouts above. The GridPG claims average over
