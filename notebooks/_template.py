@@ -114,12 +114,20 @@ core.claim("beats-intercept", estimate=gain,
 
 # %% [markdown]
 # ## Claims
-#
-# *Exactly one `## Claims` heading, and no claim after it: its cell only shows
-# the table of the claims made beside their evidence above.*
 
 # %%
 core.claims_table();
+
+# %% [markdown]
+# **What the claims say.** *One paragraph, written for the book's defaults:
+# what held, what did not and what that says about the paper's claim at our
+# scale. It names, as `id`, every claim that did not hold; the book's test
+# checks that against the build, so rewrite it whenever an outcome changes.*
+
+# %% [markdown]
+# **How the claims are decided.** *Exactly one `## Claims` heading, and no
+# claim after it: its first cell shows the table of the claims made beside
+# their evidence above, with the generated summary.*
 
 # %% [markdown]
 # ## What differs from the paper
