@@ -181,7 +181,7 @@ core.claim(
 # :pyobject: train_step
 # ```
 #
-# The baselines share the encoder and predictor: **L2X** (a Gumbel-softmax
+# The baselines share the encoder and predictor: **L2X** {cite:p}`chen2018l2x` (a Gumbel-softmax
 # top-k selector, no random-mask step, no prior), **attention** pooling
 # (trained on the softmax-weighted sum, selects the largest weights) and
 # **random** selection (a predictor trained on, and tested with, random

@@ -179,7 +179,7 @@ print(f"site from connectivity: {site_acc:.2f} (chance {chance:.2f})")
 # %% [markdown]
 # ## Training every method
 #
-# Nine variants on the same backbone: ERM, IRM, VREx, GroupDRO, GSAT (edge
+# Nine variants on the same backbone: ERM, IRM, VREx, GroupDRO, GSAT {cite:p}`miao2022gsat` (edge
 # extractor and GIB with weight 1, one soft-masked pass), BrainOOD as shipped
 # (GIB weight 0), and BrainOOD without the feature selector, the alignment or
 # the reconstruction. Each trains `epochs` epochs with Adam and keeps the

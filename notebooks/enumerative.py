@@ -20,7 +20,7 @@
 # genus it never saw, say how sure it is, and does it find the known large-genus
 # formula on its own? {cite:p}`hashemi2025enumerative` propose an activation for such
 # recursive, wide-ranging targets, the Dynamic Range Activator (DRA), calibrate the
-# predictions with conformal prediction over a sliding window in $n$, and probe the
+# predictions with conformal prediction {cite:p}`angelopoulos2021conformal` over a sliding window in $n$, and probe the
 # network for the large-genus asymptotic; they report that the network models the
 # Virasoro constraints the numbers obey. This chapter computes the numbers exactly,
 # trains a small transformer with DRA and with ReLU over paired seeds, scores it on

@@ -20,7 +20,7 @@
 # find that it is not: how the probe is trained, its loss (binary instead of softmax
 # cross-entropy) and its form (an MLP, a B-cos MLP), changes how well the maps
 # localise a class, more than how the backbone was pre-trained. This chapter trains
-# two small backbones (supervised and SimCLR) on noisy digits, probes each ten
+# two small backbones (supervised and SimCLR {cite:p}`chen2020simclr`) on noisy digits, probes each ten
 # ways, and scores six attribution methods on the grid pointing game.
 
 # %% tags=["parameters"]
@@ -76,14 +76,14 @@ p = core.chapter("probing", globals())
 # logit is free to rise with evidence for *any* class; a BCE logit must stay low
 # unless its own class is present. That is the paper's account of why BCE probes give
 # class-specific maps. The probes are linear (with and without bias), 2- and 3-layer
-# ReLU MLPs, and a 2-layer B-cos MLP, whose layers replace $w^\top x$ by
+# ReLU MLPs, and a 2-layer B-cos MLP {cite:p}`boehle2022bcos`, whose layers replace $w^\top x$ by
 # $|\cos(x, w)|\, \hat w^\top x$ (unit-norm rows $\hat w$, max-out over two units):
 #
 # ```{literalinclude} ../lib/iclr25/chapters/probing/method.py
 # :pyobject: BcosLinear
 # ```
 #
-# **The grid pointing game (GridPG).** Test images that every probe classifies
+# **The grid pointing game (GridPG)** {cite:p}`rao2022gridpg`. Test images that every probe classifies
 # correctly and confidently are tiled into $3\times3$ grids of nine distinct
 # classes. For the class of each cell, the attribution map (summed over channels,
 # smoothed, negatives set to zero) should put its mass in that cell; the score is
@@ -93,8 +93,8 @@ p = core.chapter("probing", globals())
 # :pyobject: gridpg
 # ```
 #
-# The maps come from captum: Input×Gradient (IxG), Integrated Gradients, guided
-# backprop, GradCAM on the last convolution, LRP (epsilon rules) and LIME on 4×4
+# The maps come from captum: Input×Gradient (IxG), Integrated Gradients {cite:p}`sundararajan2017ig`, guided
+# backprop, GradCAM {cite:p}`selvaraju2017gradcam` on the last convolution, LRP (epsilon rules) and LIME on 4×4
 # patches; for B-cos probes also the contribution map $W(x)\,x$.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/probing/evaluation.py

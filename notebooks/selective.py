@@ -15,7 +15,7 @@
 #
 # A classifier that may abstain should abstain on the inputs it would get wrong. It
 # ranks its predictions by a confidence score and rejects the least confident; how
-# good that ranking is decides how safe it is to deploy. Label smoothing (LS) is a
+# good that ranking is decides how safe it is to deploy. Label smoothing (LS) {cite:p}`szegedy2016labelsmoothing` is a
 # standard trick that usually improves accuracy. Does it also keep the ranking good?
 # {cite:p}`xia2025selective` find that it does not: across tasks and architectures LS
 # makes the model worse at knowing when it is wrong, they explain why from the

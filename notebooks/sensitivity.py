@@ -21,7 +21,7 @@
 # than the other architectures; lower sensitivity goes with robustness and flatter
 # minima; penalising sensitivity makes a model more robust; and on modular
 # addition, the training-set sensitivity falls *before* the test accuracy jumps, a
-# progress measure for grokking. This chapter measures all four on small models
+# progress measure for grokking {cite:p}`power2022grokking`. This chapter measures all four on small models
 # trained here.
 
 # %% tags=["parameters"]
@@ -90,7 +90,7 @@ p = core.chapter("sensitivity", globals())
 # standard deviation), which is $\sigma = 0.05$ here. Our grid doubles from
 # `sigma_min` = 0.025, half the official default, up to 1.6, where a patch is
 # drowned. (The official estimate scatters its 16 noised pixels over the image; we
-# noise one 4x4 patch, the ViT's token, as the paper's definition does.)
+# noise one 4x4 patch, the ViT's {cite:p}`dosovitskiy2021vit` token, as the paper's definition does.)
 
 # %%
 SIGMAS = sensitivity.sigma_grid(p.sigma_min, p.sigma_max)

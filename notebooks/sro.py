@@ -17,7 +17,7 @@
 # pass over the data. A random sketch compresses the $n$ rows to $m \ll n$, but a
 # sketched problem is a different problem: how far is its solution from the one we
 # wanted, does it still estimate a sparse signal as well as statistics allows, and
-# does any of this survive nonconvex penalties such as SCAD and MCP?
+# does any of this survive nonconvex penalties such as SCAD {cite:p}`fan2001scad` and MCP {cite:p}`zhang2010mcp`?
 # {cite:p}`yang2025sro` answer with SRO, which sketches only the quadratic part of the
 # least squares objective, and Iterative SRO, which removes SRO's approximation error
 # geometrically while reusing a single sketch. This chapter implements both, with
@@ -85,7 +85,7 @@ p = core.chapter("sro", globals())
 # :pyobject: iterative_sro
 # ```
 #
-# Drawing a fresh $P$ at every step instead gives the Iterative Hessian Sketch (IHS)
+# Drawing a fresh $P$ at every step instead gives the Iterative Hessian Sketch (IHS) {cite:p}`pilanci2016ihs`
 # of Pilanci and Wainwright, the paper's baseline (`ihs` in `method.py`). Every
 # subproblem has the form $\frac12\beta^\top H\beta - g^\top\beta + h(\beta)$ and is
 # solved by accelerated proximal gradient with monotone restarts (`fista`), which

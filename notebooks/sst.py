@@ -22,7 +22,7 @@
 # subset training*, SST). Are its explanations smaller than those of Anchors and
 # the gradient searches, more faithful than those of SIS, and much faster, and
 # what does it cost in accuracy? This chapter trains SST models, as the official
-# code does and with a variant of ours, and runs SIS, an Anchors-style search and
+# code does and with a variant of ours, and runs SIS {cite:p}`carter2019sis`, an Anchors-style search {cite:p}`ribeiro2018anchors` and
 # gradient/IG top-k on normally trained twins, on 16x16 digits (256 pixels).
 # First it checks that SST's explanations are there at all: a sufficiency claim
 # met by an empty subset says nothing about explanations.

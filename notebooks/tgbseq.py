@@ -172,19 +172,19 @@ pd.DataFrame({f"{NAMES.get(k, 'sweep')} (repeat {k[0]:g})": stream_row(k)
 # ```
 #
 # * **EdgeBank** (memorisation): 1 if $(u, v)$ was seen before $t$, else 0.
-# * **GraphMixer**: an MLP-Mixer over a node's latest links (time encoding and edge
+# * **GraphMixer** {cite:p}`cong2023graphmixer`: an MLP-Mixer over a node's latest links (time encoding and edge
 #   features), and an MLP on the two node embeddings.
-# * **DyGFormer**: each node's latest neighbours, encoded by time, edge features and
+# * **DyGFormer** {cite:p}`yu2023dygformer`: each node's latest neighbours, encoded by time, edge features and
 #   the *neighbour co-occurrence* (how often each neighbour occurs in the histories of
 #   $u$ and of $v$), in patches, through a transformer.
-# * **JODIE**, a memory model: every node keeps a memory that a GRU updates with each
+# * **JODIE** {cite:p}`kumar2019jodie`, a memory model: every node keeps a memory that a GRU updates with each
 #   of its interactions, and is embedded at query time by a projection of its memory
 #   in the time since its last update. TGN, the quoted leaderboard's best temporal
 #   GNN, shares this memory and embeds a node by graph attention over its
 #   neighbours' memories instead; that step is not built here, so the model is
 #   named JODIE, as DyGLib names this combination (on GoogleLocal JODIE scores
 #   35.8, between TGN and GraphMixer).
-# * **SASRec**, a sequential recommender: causal self-attention over the user's items
+# * **SASRec** {cite:p}`kang2018sasrec`, a sequential recommender: causal self-attention over the user's items
 #   in order, scoring a candidate by its embedding.
 #
 # GraphMixer and DyGFormer see when links happened, which neighbours co-occur and the
