@@ -404,3 +404,14 @@ def test_long_titles_wrap_and_short_ones_stay():
     assert "<br>" in wrapped["layout"]["sliders"][0]["steps"][0]["args"][1]["title.text"]
     short = core.plots.wrap_titles(core.plot([0], {"y": [0]}, title="short").to_dict())
     assert short["layout"]["title"]["text"] == "short"
+
+
+def test_live_controls_show_their_values_and_labels_in_full():
+    import ipywidgets as widgets
+
+    short = core.default_control([1, 2, 4], "k", active=1)
+    assert isinstance(short, widgets.SelectionSlider) and short.value == 2
+    names = ["Lithuania: euro -> finnish markka", "France: euro"]
+    long = core.default_control(names, "edit")  # a slider's readout would cut the first
+    assert isinstance(long, widgets.Dropdown) and long.layout.width == "max-content"
+    assert long.style.description_width == "initial"

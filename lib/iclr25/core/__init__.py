@@ -61,6 +61,13 @@ from iclr25.core.params import (
     threads,
     validate,
 )
-from iclr25.core.plots import explore, figure_html, plot, slider_figure, use_offline_plotly
+from iclr25.core.plots import (
+    default_control,
+    explore,
+    figure_html,
+    plot,
+    slider_figure,
+    use_offline_plotly,
+)
 from iclr25.core.timing import Timing, alternate
 from iclr25.core.training import train, train_epoch

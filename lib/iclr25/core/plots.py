@@ -159,6 +159,27 @@ def slider_figure(
     return combined
 
 
+#: The longest value a slider's readout shows in full (ipywidgets gives it a fixed width).
+READOUT_CHARS = 12
+
+
+def default_control(values: Sequence[Scalar], label: str, active: int = 0) -> Any:
+    """The live control :func:`explore` gives ``values``: a selection slider, or a menu
+    as wide as its longest value where one is longer than :data:`READOUT_CHARS` (a
+    slider's readout would cut it)."""
+    import ipywidgets as widgets
+
+    common = {
+        "options": list(values),
+        "value": values[active],
+        "description": label,
+        "style": {"description_width": "initial"},
+    }
+    if max(len(str(v)) for v in values) <= READOUT_CHARS:
+        return widgets.SelectionSlider(**common, continuous_update=False)
+    return widgets.Dropdown(**common, layout=widgets.Layout(width="max-content"))
+
+
 def explore(
     make_figure: Callable[[Any], go.Figure],
     values: Sequence[Scalar],
@@ -170,8 +191,8 @@ def explore(
 ) -> None:
     """Show a live control redrawing ``make_figure(value)``, then its static slider twin.
 
-    ``live`` is the ipywidgets control for Jupyter (default: a selection slider over
-    ``values``); it calls ``make_figure`` afresh on every change, so it may offer
+    ``live`` is the ipywidgets control for Jupyter (default: :func:`default_control`);
+    its label is shown in full. It calls ``make_figure`` afresh on every change, so it may offer
     values the twin does not. ``pickers`` are widgets shown above it that set it (a
     menu that fills a text box, say). The twin is :func:`slider_figure` over ``values`` and
     is what a reader of the static site moves. Returns nothing, so that a cell ending
@@ -181,17 +202,9 @@ def explore(
     from IPython.display import display
 
     twin = slider_figure([make_figure(v) for v in values], values, label, active)
-    control = (
-        live
-        if live is not None
-        else widgets.SelectionSlider(
-            options=list(values),
-            value=values[active],
-            description=label,
-            continuous_update=False,
-            style={"description_width": "initial"},
-        )
-    )
+    control = live if live is not None else default_control(values, label, active)
+    if hasattr(control, "style") and hasattr(control.style, "description_width"):
+        control.style.description_width = "initial"  # the label in full, never cut
     out = widgets.Output()
 
     def redraw(change: Mapping[str, Any]) -> None:
