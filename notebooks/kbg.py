@@ -327,7 +327,7 @@ for act in kbg.ACTIVATIONS:
 # ## Handing the facts to a language model
 #
 # The paper's last step gives the retrieved knowledge to an LLM that designs the
-# model. Here SmolLM2-135M-Instruct picks one of five random candidate
+# model. Here SmolLM2-135M-Instruct {cite:p}`allal2025smollm2` picks one of five random candidate
 # architectures for a held-out dataset by the log-probability of each candidate's
 # name after the prompt; once from the dataset's description alone, once with the
 # retrieved facts (the candidates' accuracies on the $k$ most similar datasets,
