@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from iclr25 import core, llm
-from iclr25.chapters.mcqa.interventions import Sweep, patch_sweep
+from iclr25.chapters.mcqa.interventions import Sweep, patch, patch_sweep
 from iclr25.chapters.mcqa.task import (
     COLORS,
     N_SHOTS,
@@ -81,6 +81,13 @@ def logit_difference(scores: torch.Tensor, items: Sequence[Item]) -> float:
     return float((correct - others).mean())
 
 
+def item_logit_difference(scores: torch.Tensor, items: Sequence[Item]) -> list[float]:
+    """Per item, the correct symbol's score minus the mean of the others'."""
+    correct = scores[torch.arange(len(items)), answers(items)]
+    others = (scores.sum(-1) - correct) / (scores.shape[-1] - 1)
+    return (correct - others).tolist()
+
+
 def separation(logprobs: torch.Tensor, items: Sequence[Item]) -> np.ndarray:
     """Per layer, how far vocabulary space separates the correct symbol from the others:
     ``logit_difference`` of a projection ``[layer, item, symbol]`` (nats)."""
@@ -138,6 +145,46 @@ def normalised_effect(
 def full_effect(sweep: Sweep, pairs: Sequence[tuple[Item, Item]]) -> float:
     """``LD_source - LD_base`` (nats): how far the source prompt itself moves the prediction."""
     return float(_ld(sweep.source, pairs).mean() - _ld(sweep.base, pairs).mean())
+
+
+def answered_pairs(
+    lm: llm.LM, pairs: Sequence[tuple[Item, Item]], symbols: str = "ABCD", at_least: int = 4
+) -> list[tuple[Item, Item]]:
+    """The pairs whose base and source prompts the model both answers correctly (the
+    official code patches only these); all ``pairs`` if fewer than ``at_least`` are (a
+    model that has not learned the task, whose claims are then inconclusive)."""
+    right = []
+    for items in ([b for b, _ in pairs], [s for _, s in pairs]):
+        scores = lettered_scores(lm, items, symbols)
+        right.append(scores.argmax(-1).numpy() == answers(items))
+    kept = [pair for pair, ok in zip(pairs, right[0] & right[1]) if ok]
+    return kept if len(kept) >= at_least else list(pairs)
+
+
+def pair_effects(
+    patched: torch.Tensor,
+    base: torch.Tensor,
+    source: torch.Tensor,
+    pairs: Sequence[tuple[Item, Item]],
+) -> np.ndarray:
+    """Each pair's share of :func:`normalised_effect`, ``[..., pair]``:
+    ``(LD_patched,i - LD_base,i) / mean_j (LD_source,j - LD_base,j)``, whose mean over
+    the pairs is the normalised effect (so a bootstrap over pairs gives its interval)."""
+    ld_base = _ld(base, pairs)
+    full = (_ld(source, pairs) - ld_base).mean()
+    return ((_ld(patched, pairs) - ld_base) / full).numpy()
+
+
+def transition(effect: Sequence[float], low: float, high: float) -> tuple[int, int] | None:
+    """Where the residual stream's patching effect rises from below ``low`` to above
+    ``high``: ``(a, b)``, the last layer below ``low`` before the first layer ``b`` above
+    ``high`` (``a = -1`` if none is); None if no layer exceeds ``high``."""
+    effect = np.asarray(effect, dtype=float)
+    above = np.flatnonzero(effect > high)
+    if not len(above):
+        return None
+    below = np.flatnonzero(effect[: above[0]] < low)
+    return (int(below[-1]) if len(below) else -1, int(above[0]))
 
 
 def symbol_roles(logprobs: torch.Tensor, pairs: Sequence[tuple[Item, Item]]) -> dict[str, float]:
@@ -244,12 +291,64 @@ def patching(
     return Patching(lm.name, sweep, list(pairs), columns, normalise)
 
 
+@dataclass
+class HeadShare:
+    """The top two heads, chosen on one half of the pairs, measured on the other."""
+
+    heads: Patching  # single heads at the last position, on the choosing half
+    top: list[tuple[int, int]]  # (layer, head) of the two largest effects
+    top_effect: float  # normalised effect of patching the two together, held-out half
+    all_effect: float  # the same for every head of every layer together
+
+    @property
+    def share(self) -> float:
+        """``top_effect / all_effect``: how much of all heads' effect the two carry."""
+        return self.top_effect / self.all_effect
+
+
+def head_share(lm: llm.LM, pairs: Sequence[tuple[Item, Item]]) -> HeadShare:
+    """Patch single heads at the last position on the first half of ``pairs``; then the
+    top two together, and all heads together, on the second half."""
+    half = len(pairs) // 2
+    heads = patching(lm, pairs[:half], "head")
+    flat = np.argsort(-heads.effect, axis=None)[:2]
+    top = [tuple(int(i) for i in np.unravel_index(k, heads.effect.shape)) for k in flat]
+    held = list(pairs[half:])
+    base = [prompt(b) for b, _ in held]
+    source = [prompt(s) for _, s in held]
+    tokens = symbol_tokens(lm, "ABCD")
+
+    def logprobs(texts: list[str]) -> torch.Tensor:
+        return llm.next_token_logits(lm, texts).log_softmax(-1)[:, tokens]
+
+    held_base, held_source = logprobs(base), logprobs(source)
+
+    def joint(sites: list[tuple[str, int, int]]) -> float:
+        patched = patch(lm, base, source, sites).log_softmax(-1)[:, tokens]
+        return float(normalised_effect(patched, held_base, held_source, held))
+
+    everything = [("head", layer, h) for layer in range(lm.n_layers) for h in range(lm.n_heads)]
+    return HeadShare(heads, top, joint([("head", *t) for t in top]), joint(everything))
+
+
 # ---------------------------------------------------------------------------------
 # The tiny transformer
 # ---------------------------------------------------------------------------------
 
-HELD_OUT = SYMBOLS[1]
-"""Q/Z/R/X never occur in the training corpus: scoring them tests generalisation."""
+OTHER_SYMBOLS = SYMBOLS[1]
+"""Q/Z/R/X: ordinary letters of the training text, answer labels in a small share of it."""
+
+OTHER_SHARE = 0.05
+"""The share of training prompts labelled Q/Z/R/X (the rest A/B/C/D): letters the model
+knows but rarely sees as labels, as the paper's models do."""
+
+LETTERS_SHARE = 0.25
+"""The share of training prompts that open with a line of random capital letters (the
+alphabet as ordinary text, no loss on it)."""
+
+HELD_OUT = tuple(range(0, len(OBJECTS), 4))
+"""The objects (indices of :data:`OBJECTS`) never shown in a Q/Z/R/X training prompt;
+the Q/Z/R/X test is on these."""
 
 CRITERION = 0.95
 """Training stops searching once A/B/C/D accuracy on held-out validation prompts reaches
@@ -266,20 +365,29 @@ def tiny_vocabulary() -> list[str]:
 
 
 def tiny_corpus(rng: np.random.Generator, n: int) -> list[str]:
-    """``n`` solved Colors prompts (bare template) with random colours, in A/B/C/D only
-    (Q/Z/R/X are held out); each keeps 0 to 3 of its shots (uniformly), so that short
-    prompts teach the binding of a symbol to its option without the distraction of
-    earlier questions, and long ones its use in the 3-shot prompt."""
+    """``n`` solved Colors prompts (bare template) with random colours; each keeps 0 to 3
+    of its shots (uniformly), so that short prompts teach the binding of a symbol to its
+    option without the distraction of earlier questions, and long ones its use in the
+    3-shot prompt. A share :data:`OTHER_SHARE` is labelled Q/Z/R/X, on objects outside
+    :data:`HELD_OUT`; a share :data:`LETTERS_SHARE` opens with eight random capitals."""
+    training = [k for k in range(len(OBJECTS)) if k not in HELD_OUT]
+    letters = np.array(list(string.ascii_uppercase))
     texts = []
-    for item in colours_items(n, rng, typical=False):
+    for _ in range(n):
+        other = rng.random() < OTHER_SHARE
+        symbols = OTHER_SYMBOLS if other else SYMBOLS[0]
+        item = colours_items(1, rng, typical=False, objects=training if other else None)[0]
         item = replace(item, shots=item.shots[: int(rng.integers(N_SHOTS + 1))])
-        texts.append(f"{prompt(item)} {SYMBOLS[0][item.query.answer]}")
+        text = f"{prompt(item, symbols)} {symbols[item.query.answer]}"
+        if rng.random() < LETTERS_SHARE:
+            text = " ".join(rng.choice(letters, 8)) + "\n\n" + text
+        texts.append(text)
     return texts
 
 
 def post_solve_steps(solved: int, every: int, n: int) -> list[int]:
-    """Log-spaced checkpoints after the solving step: ``solved + every * 2**k``, k < n."""
-    return [solved + every * 2**k for k in range(n)]
+    """The checkpoints after the solving step: ``solved + every * k``, 1 <= k <= n."""
+    return [solved + every * k for k in range(1, n + 1)]
 
 
 @dataclass
@@ -290,9 +398,10 @@ class TinyTraining:
     steps: list[int]  # the evaluated steps (every ``every`` steps, then log-spaced)
     accuracy: dict[str, list[float]]  # validation accuracy per symbol set, per step
     logit_difference: list[float]  # validation logit difference (A/B/C/D), per step
+    item_ld: list[list[float]]  # per validation prompt, the same, per step
     loss: list[float]  # mean training loss between evaluations
     solved: int | None  # the first step with validation accuracy >= CRITERION
-    after: list[int]  # the log-spaced steps after ``solved``
+    after: list[int]  # the checkpoints after ``solved``
 
 
 def train_tiny(
@@ -305,6 +414,7 @@ def train_tiny(
     batch_size: int,
     lr: float,
     warmup: int,
+    weight_decay: float,
     seed: int,
     n_val: int = 64,
     device: str | torch.device = "cpu",
@@ -312,8 +422,8 @@ def train_tiny(
 ) -> TinyTraining:
     """Train the tiny transformer on :func:`tiny_corpus` until A/B/C/D accuracy on ``n_val``
     held-out validation prompts reaches :data:`CRITERION` (checked every ``every`` steps, at
-    most ``max_steps``), then on to ``after`` log-spaced checkpoints
-    (:func:`post_solve_steps`). AdamW without weight decay, the rate rising linearly over
+    most ``max_steps``), then on to ``after`` checkpoints ``every`` steps apart
+    (:func:`post_solve_steps`). AdamW with ``weight_decay``, the rate rising linearly over
     ``warmup`` steps and then constant, gradients clipped to norm 1; one CPU thread, so
     a seed gives the same model on a machine.
     Cached (:func:`iclr25.core.cached`)."""
@@ -322,10 +432,12 @@ def train_tiny(
     )
     key = {
         "config": config.__dict__,
-        "corpus": ["mcqa.tiny_corpus", OBJECTS, COLORS, N_SHOTS, HELD_OUT, 3],
+        "corpus": ["mcqa.tiny_corpus", OBJECTS, COLORS, N_SHOTS, HELD_OUT, OTHER_SHARE, 4],
+        "corpus_letters": LETTERS_SHARE,
         "train": [max_steps, every, after, batch_size, lr, warmup, 1.0, seed, n_val, CRITERION],
+        "weight_decay": weight_decay,
         "torch": torch.__version__,
-        "version": 4,
+        "version": 5,
     }
 
     def build() -> dict:
@@ -335,22 +447,24 @@ def train_tiny(
         lm.model.to(device)
         data, held_out = np.random.default_rng(seed), np.random.default_rng([seed, 1])
         validation = colours_items(n_val, held_out, typical=False)
+        other = colours_items(n_val, held_out, typical=False, objects=HELD_OUT)
         cue = lm.tokens("Answer:")  # the loss is on the answer symbols only
-        optimiser = torch.optim.AdamW(lm.model.parameters(), lr=lr, weight_decay=0.0)
+        optimiser = torch.optim.AdamW(lm.model.parameters(), lr=lr, weight_decay=weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(
             optimiser, lambda k: min(1.0, (k + 1) / max(warmup, 1))
         )
-        record: dict = {"steps": [], "ABCD": [], "QZRX": [], "ld": [], "loss": []}
+        record: dict = {"steps": [], "ABCD": [], "QZRX": [], "ld": [], "item_ld": [], "loss": []}
         stops, solved, step, loss = list(range(every, max_steps + 1, every)), None, 0, np.nan
         bar = tqdm(total=max_steps, desc="training mcqa-tiny", disable=not progress)
         with core.threads(1):
             while True:
                 with torch.no_grad():  # validation (train_epoch leaves eval mode)
-                    for symbols in SYMBOLS:
-                        scores = lettered_scores(lm, validation, symbols)
-                        record[symbols].append(accuracy(scores, validation))
+                    for symbols, items in zip(SYMBOLS, (validation, other)):
+                        scores = lettered_scores(lm, items, symbols)
+                        record[symbols].append(accuracy(scores, items))
                         if symbols == "ABCD":
-                            record["ld"].append(logit_difference(scores, validation))
+                            record["ld"].append(logit_difference(scores, items))
+                            record["item_ld"].append(item_logit_difference(scores, items))
                 record["steps"].append(step)
                 record["loss"].append(float(loss))
                 if solved is None and record["ABCD"][-1] >= CRITERION:
@@ -382,6 +496,7 @@ def train_tiny(
         list(record["steps"]),
         {s: list(record[s]) for s in SYMBOLS},
         list(record["ld"]),
+        [list(row) for row in record["item_ld"]],
         list(record["loss"]),
         None if solved < 0 else solved,
         [] if solved < 0 else post_solve_steps(solved, every, after),

@@ -170,22 +170,39 @@ def capital_question(
     )
 
 
-def colours_items(n: int, rng: np.random.Generator, *, typical: bool = True) -> list[Item]:
+def colours_items(
+    n: int,
+    rng: np.random.Generator,
+    *,
+    typical: bool = True,
+    n_options: int = 4,
+    shot_answers: Sequence[int] | None = None,
+    objects: Sequence[int] | None = None,
+) -> list[Item]:
     """``n`` Colors items; the stated colour is the object's typical one, or random.
 
     Each query's three shots are other objects. With ``typical=False`` every colour is
     drawn at random, so that nothing but the context tells the answer (the corpus of
-    the tiny model, which knows no world).
+    the tiny model, which knows no world). ``shot_answers`` fixes the slot of each
+    shot's answer (the official ``--icl_labels``, e.g. ``(0, 1, 1)`` for ABB);
+    ``objects`` limits queries and shots to those indices of :data:`OBJECTS`.
     """
+    pool = list(range(len(OBJECTS))) if objects is None else [int(k) for k in objects]
+    if shot_answers is not None and len(shot_answers) != N_SHOTS:
+        raise ValueError(f"shot_answers has {len(shot_answers)} slots; accepted: {N_SHOTS}")
 
-    def question(k: int) -> Question:
+    def question(k: int, slot: int | None = None) -> Question:
         noun, verb, colour = OBJECTS[k]
-        return colour_question(noun, verb, colour if typical else str(rng.choice(COLORS)), rng)
+        colour = colour if typical else str(rng.choice(COLORS))
+        q = colour_question(noun, verb, colour, rng, n_options)
+        return q if slot is None else q.moved(slot)
 
+    slots = list(shot_answers) if shot_answers is not None else [None] * N_SHOTS
     items = []
-    for k in rng.permutation(len(OBJECTS))[:n] if typical else rng.integers(len(OBJECTS), size=n):
-        others = rng.choice([j for j in range(len(OBJECTS)) if j != k], N_SHOTS, replace=False)
-        items.append(Item(tuple(question(j) for j in others), question(int(k))))
+    for k in rng.permutation(pool)[:n] if typical else rng.choice(pool, size=n):
+        others = rng.choice([j for j in pool if j != k], N_SHOTS, replace=False)
+        shots = tuple(question(int(j), s) for j, s in zip(others, slots))
+        items.append(Item(shots, question(int(k))))
     return items
 
 
