@@ -23,27 +23,32 @@
 # tokens of the two runs to exchange, and builds the subspace for the concept. On
 # the RAVEL benchmark with Llama3-8B it disentangles attributes better than DAS
 # and the other methods. This chapter builds both methods, at a scale a CPU can
-# train: a tiny Llama trained on 144 facts about 48 invented cities, and DAS on
-# SmolLM2-135M for countries it knows.
+# train: a 6-layer tiny Llama trained on 1,440 facts about 160 invented cities,
+# where the ground truth is planted, and (optionally) DAS on SmolLM2-135M for
+# countries it knows.
 
 # %% tags=["parameters"]
-n_cities = 48
-target_steps = 800
+n_cities = 160
+target_layers = 6
+target_steps = 1200
 target_lr = 0.003
 k = 8
-das_steps = 600
+das_layers = "0,1,2,4"
+das_steps = 200
 das_lr = 0.01
-n_train = 2400
+n_train = 4000
 n_test = 480
-hyper_layer = 0
+hyper_layer = 2
 hyper_layers = 2
-hyper_steps = 1000
-hyper_lr = 0.001
+hyper_steps = 600
+hyper_lr = 4e-05
+rotate_lr = 0.001
+hyper_seeds = 3
 tau_start = 1.0
 tau_end = 1.0
-das_batch = 64
+das_batch = 32
 batch = 32
-smol = True
+smol = False
 smol_layers = "4,12"
 smol_attribute = "capital"
 smol_steps = 40
@@ -59,6 +64,7 @@ import numpy as np
 
 from iclr25 import core, llm
 from iclr25.chapters import hyperdas as H
+from iclr25.core import stats
 
 p = core.chapter("hyperdas", globals())
 t0 = time.perf_counter()
@@ -121,14 +127,21 @@ t0 = time.perf_counter()
 # %% [markdown]
 # ## The tiny world
 #
-# Each invented city has a country (8 values), a language (6) and a climate (5),
-# drawn independently, and three cloze templates per attribute. A 4-layer Llama
-# ($d = 64$) learns every fact by next-token prediction.
+# Each invented city has a country (8 values, 20 cities each), a language (6)
+# and a climate (5), drawn independently, and three cloze templates per
+# attribute. A 6-layer Llama ($d = 64$) learns every fact by next-token
+# prediction. Every site is a residual stream `("resid", l)` of `iclr25.llm`,
+# the stream entering layer $l$.
 
 # %%
 world = H.tiny_world(p.n_cities, p.seed)
 lm = H.train_target(
-    world, p.target_steps, batch=64, lr=p.target_lr, seed=p.seed
+    world,
+    p.target_steps,
+    batch=64,
+    lr=p.target_lr,
+    seed=p.seed,
+    n_layers=p.target_layers,
 )
 ok = H.known(lm, world)
 n_facts = len(world.entities) * sum(map(len, world.templates.values()))
@@ -136,17 +149,30 @@ print(f"the target answers {len(ok)} of {n_facts} (fact, template) prompts")
 train, test = H.split(world, p.n_train, p.n_test, p.seed, ok)
 for x in test[:4]:
     kind = "cause" if x.cause else "isolation"
-    print(f"{kind:9}  {x.instruction:28} base '{x.base_prompt}'  "
-          f"source '{x.source_prompt}'  -> {x.label}")
-key = {name: getattr(p, name) for name in (
-    "n_cities", "target_steps", "target_lr", "n_train", "n_test", "seed")}
+    print(
+        f"{kind:9}  {x.instruction:28} base '{x.base_prompt}'  "
+        f"source '{x.source_prompt}'  -> {x.label}"
+    )
+key = {
+    name: getattr(p, name)
+    for name in (
+        "n_cities",
+        "target_layers",
+        "target_steps",
+        "target_lr",
+        "n_train",
+        "n_test",
+        "seed",
+    )
+}
 
 # %% [markdown]
 # ## DAS must search the sites
 #
-# DAS is trained for each attribute at every layer's input stream (layer 0 is the
-# embeddings) and three positions: the entity token, the token after it, and the
-# last token. The paper plots DAS accuracy against the layer; here is the whole
+# DAS is trained for each attribute at the input streams of layers
+# `das_layers` (layer 0 is the embeddings; the layer HyperDAS edits among them)
+# and three positions: the entity token, the token after it, and the last
+# token. The paper plots DAS accuracy against the layer; here is the
 # layer × position grid, averaged over the three attributes. The setup claim:
 # searching matters, the best site's cause accuracy beats the median site's by
 # at least 0.5.
@@ -154,140 +180,248 @@ key = {name: getattr(p, name) for name in (
 # As in the paper, DAS is trained to convergence at every site, by one rule on
 # the *training* loss: a site stops when the mean loss of its last 50 steps is
 # under 0.02 or less than 2% below that of the 50 steps before (at most
-# `das_steps`); a stopped site leaves the shared batch. The learning rate
-# $10^{-2}$ and batch 64 come from the training-loss curves at layer 0: with
-# $3\times10^{-3}$ or $3\times10^{-2}$ the entity sites' loss fell more slowly,
-# and with batch 16 it was too noisy for the rule (the official DAS runs use
-# 1,000 steps of 16 at lr $10^{-3}$ on Llama3-8B).
+# `das_steps`); a stopped site leaves the shared batch (the official DAS runs
+# use 1,000 steps of 16 at lr $10^{-3}$ on Llama3-8B). DAS is scored on the
+# held-out cities and template and, beside them, on as many examples of its
+# training cities, so that fitting the training cities and carrying over to
+# new ones are both measured.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/hyperdas/das.py
 # :pyobject: converged
 # ```
 
 # %%
+layers = H.parse_layers(p.das_layers, lm.n_layers)
+if p.hyper_layer not in layers:
+    raise ValueError(f"das_layers must include hyper_layer {p.hyper_layer}")
 grid = H.run_das_grid(
-    lm, world, train, test, k=p.k, steps=p.das_steps, batch=p.das_batch,
-    lr=p.das_lr, seed=p.seed, key=key,
+    lm,
+    world,
+    train,
+    test,
+    k=p.k,
+    steps=p.das_steps,
+    batch=p.das_batch,
+    lr=p.das_lr,
+    seed=p.seed,
+    key=key,
+    layers=layers,
 )
-layers = list(range(lm.n_layers))
 attrs = list(world.attributes)
-figs = [H.grid_figure(grid[m].mean(0), layers, f"DAS {m}, mean of attributes")
-        for m in H.SCORES]
+figs = [
+    H.grid_figure(grid[m].mean(0), layers, f"DAS {m}, mean of attributes")
+    for m in H.SCORES
+]
 core.slider_figure(figs, list(H.SCORES), "score", active=2).show()
 cause = grid["cause"].mean(0)
 best = np.unravel_index(grid["disentangle"].mean(0).argmax(), cause.shape)
-print(f"best DAS site by disentangle: layer {best[0]}, "
-      f"{H.POSITIONS[best[1]]}; {time.perf_counter() - t0:.0f} s so far")
+print(
+    f"best DAS site by disentangle: layer {layers[best[0]]}, "
+    f"{H.POSITIONS[best[1]]}; {time.perf_counter() - t0:.0f} s so far"
+)
+for m in H.SCORES:
+    held, fit = grid[m].mean(0)[best], grid[f"train_{m}"].mean(0)[best]
+    print(f"  {m:11} held-out cities {held:.2f}, training cities {fit:.2f}")
 print("steps to convergence, per layer x position (mean of attributes):")
 print(grid["steps"].mean(0).round())
 # %% tags=["hide-input"]
 cur = grid["curves"][..., : int(grid["steps"].max())]
-ys = {f"{a}, layer 0 entity": cur[i, 0, 0] for i, a in enumerate(attrs)}
+ys = {
+    f"{a}, layer {layers[0]} entity": cur[i, 0, 0]
+    for i, a in enumerate(attrs)
+}
 rest = cur.reshape(len(attrs), -1, cur.shape[-1])[:, 1:]
 cnt = np.isfinite(rest).sum((0, 1))
 ys["mean of the other sites"] = np.where(
-    cnt > 0, np.nansum(rest, (0, 1)) / np.maximum(cnt, 1), np.nan)
-core.plot(np.arange(1, cur.shape[-1] + 1), ys, log_y=True,
-          title="DAS training loss (training examples)", xlabel="step",
-          ylabel="weighted cross-entropy").show()
+    cnt > 0, np.nansum(rest, (0, 1)) / np.maximum(cnt, 1), np.nan
+)
+core.plot(
+    np.arange(1, cur.shape[-1] + 1),
+    ys,
+    log_y=True,
+    title="DAS training loss (training examples)",
+    xlabel="step",
+    ylabel="weighted cross-entropy",
+).show()
 
 # %%
 core.claim(
     "search-matters",
     value=cause.max() - np.median(cause),
     measured=f"best {cause.max():.2f}, median {np.median(cause):.2f}",
-);
-
+)
 # %% [markdown]
 # ## HyperDAS locates the feature itself
 #
-# The hypernetwork copies the target's first two layers and edits the stream
-# entering layer `hyper_layer` (the embeddings by default: the only layer where
-# the entity token still carries the attributes in this 4-layer model, as the DAS
-# grid shows). We train it once with the penalty and, from the state at half
-# training where the penalty starts, once more without it. The mean null weight
-# shows whether the bidding gave up: a null weight of 1 edits nothing.
+# The hypernetwork copies the target's first two layers, cross-attends to the
+# base and source states of every layer, and edits the stream entering layer
+# `hyper_layer`, a contextual layer (the official code edits layer 15 of
+# Llama3-8B and refuses the embeddings). It trains as the official recipe:
+# AdamW at $4\times10^{-5}$ for the hypernetwork and $10^{-3}$ for the rotation,
+# the penalty's weight `linspace(0.15, 1.5)` over training with its first half
+# zeroed. We train it with the penalty at `hyper_seeds` seeds and, from each
+# run's state at half training where the penalty starts, once more without
+# it. The mean null weight shows whether the bidding gave up: a null weight of
+# 1 edits nothing.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/method.py
+# :pyobject: bidding_argmax
+# ```
 
 # %%
-hk = dict(layer=p.hyper_layer, n_layers=p.hyper_layers, k=p.k,
-          steps=p.hyper_steps, batch=p.batch, lr=p.hyper_lr,
-          tau=(p.tau_start, p.tau_end), seed=p.seed)
-with_pen = H.run_hyperdas(lm, train, key=key, **hk)
-no_pen = H.run_hyperdas(lm, train, key=key, branch=True, **hk)
-H.null_figure({"with penalty": (with_pen["history"], 0),
-               "no penalty (branch)": (no_pen["history"], p.hyper_steps // 2)
-               }).show()
-nets = {name: H.hyper_net(lm, run["net"], p.hyper_layers, p.k)
-        for name, run in (("with", with_pen), ("without", no_pen))}
-res = {name: H.evaluate_hyperdas(net, lm, test, p.hyper_layer, p.tau_end)
-       for name, net in nets.items()}
+hk = dict(
+    layer=p.hyper_layer,
+    n_layers=p.hyper_layers,
+    k=p.k,
+    steps=p.hyper_steps,
+    batch=p.batch,
+    lr=p.hyper_lr,
+    rotate_lr=p.rotate_lr,
+    tau=(p.tau_start, p.tau_end),
+)
+seeds = [p.seed + i for i in range(p.hyper_seeds)]
+runs = {
+    s: (
+        H.run_hyperdas(lm, train, key=key, seed=s, **hk),
+        H.run_hyperdas(lm, train, key=key, branch=True, seed=s, **hk),
+    )
+    for s in seeds
+}
+with_pen, no_pen = runs[p.seed]
+H.null_figure(
+    {
+        "with penalty": (with_pen["history"], 0),
+        "no penalty (branch)": (no_pen["history"], p.hyper_steps // 2),
+    }
+).show()
+nets = {
+    name: H.hyper_net(lm, run["net"], p.hyper_layers, p.k)
+    for name, run in (("with", with_pen), ("without", no_pen))
+}
+res = {
+    name: H.evaluate_hyperdas(net, lm, test, p.hyper_layer, p.tau_end)
+    for name, net in nets.items()
+}
 r = res["with"]
 print(f"{time.perf_counter() - t0:.0f} s so far")
-for mode in ("soft", "argmax"):
-    print(mode, {m: round(v, 3) for m, v in r[mode]["all"].items()})
+for mode in H.MODES:
+    print(f"{mode:15}", {m: round(v, 3) for m, v in r[mode]["all"].items()})
 
 # %% [markdown]
-# Per attribute, HyperDAS (soft and argmax bidding) beside DAS at its best site
-# and at the entity token of the layer HyperDAS edits. The paper's claims: the
-# argmax HyperDAS disentangles as well as DAS at the best site (within 0.10
-# here), its argmax picks the entity token of both prompts (at least 80% of the
-# test examples), and the argmax and soft scores agree (within 0.10). The dotted
-# lines are the paper's scores on RAVEL with Llama3-8B, for scale only: another
-# model, other data and attributes.
+# ## The no-op floor
+#
+# An intervention that puts every weight on the null edits nothing. It scores
+# cause 0 (a cause label is never the base's own answer) and isolation about
+# 1, so disentangle about 0.5: every claim below must beat it. The setup
+# claim: soft HyperDAS beats the no-op by more than 0.05 disentangle, paired
+# over the test examples (half cause, half isolation, so an example's mean
+# hit is the disentangle score). The official `groundtruth` mode keeps the
+# hypernetwork's subspace but gives the bids of an oracle, the base entity
+# taking the source entity: beside DAS at the same site, it tells the
+# subspace apart from the bidding.
+
+# %%
+hits = {m: r[m]["hits"] for m in H.MODES}
+li = layers.index(p.hyper_layer)
+das_best = grid["hits"][best[0], best[1]]
+das_entity = grid["hits"][li, 0]
+noop_d = r["noop"]["all"]["disentangle"]
+print(f"no-op disentangle {noop_d:.3f}")
+oracle = stats.paired_difference(hits["groundtruth"], das_entity)
+print(
+    f"groundtruth minus DAS at layer {p.hyper_layer}'s entity token: {oracle}"
+)
+core.claim(
+    "beats-noop",
+    estimate=stats.paired_difference(hits["soft"], hits["noop"]),
+    measured=f"soft {r['soft']['all']['disentangle']:.3f}, "
+    f"no-op {noop_d:.3f}",
+)
+# %% [markdown]
+# Per attribute, HyperDAS (soft and `bidding_argmax`) beside DAS at its best
+# site and at the entity token of the layer HyperDAS edits. The paper's
+# claims: the argmax HyperDAS disentangles as well as DAS at the best site
+# (within 0.10 here), its argmax picks the source entity for the base entity
+# (in more than 80% of the test examples), and the argmax keeps the soft
+# score; here that it keeps more than half of soft's gain over the no-op, so
+# that a bidding that collapsed to the null cannot pass. The dotted lines are
+# the paper's scores on RAVEL with Llama3-8B, for scale only: another model,
+# other data and attributes.
 
 # %%
 d = grid["disentangle"]
 rows = {
     "HyperDAS soft": {a: r["soft"][a]["disentangle"] for a in attrs},
-    "HyperDAS argmax": {a: r["argmax"][a]["disentangle"] for a in attrs},
+    "HyperDAS bidding_argmax": {
+        a: r["bidding_argmax"][a]["disentangle"] for a in attrs
+    },
+    "HyperDAS groundtruth": {
+        a: r["groundtruth"][a]["disentangle"] for a in attrs
+    },
     "DAS best site": dict(zip(attrs, d[:, best[0], best[1]])),
-    "DAS entity site": dict(zip(attrs, d[:, p.hyper_layer, 0])),
+    "DAS entity site": dict(zip(attrs, d[:, li, 0])),
 }
 H.compare_figure(rows, attrs, H.PAPER_DISENTANGLE).show()
-best_das = float(d[:, best[0], best[1]].mean())
-hard_d = r["argmax"]["all"]["disentangle"]
+hard_d = r["bidding_argmax"]["all"]["disentangle"]
 soft_d = r["soft"]["all"]["disentangle"]
 core.claim(
     "hyperdas-matches",
-    value=hard_d - best_das,
-    measured=f"HyperDAS argmax {hard_d:.2f}, best DAS site {best_das:.2f}",
-);
-
+    estimate=stats.paired_difference(hits["bidding_argmax"], das_best),
+    measured=f"HyperDAS bidding_argmax {hard_d:.2f}, "
+    f"best DAS site {das_best.mean():.2f}",
+)
 # %%
+located = r["located"]
 core.claim(
     "hyperdas-locates",
-    value=r["locates"],
-    measured=f"{r['locates']:.0%} of test examples",
-);
+    estimate=stats.share(int(located.sum()), len(located)),
+    measured=f"{located.mean():.0%} of test examples",
+)
+keep = (hits["bidding_argmax"] - hits["noop"]) - 0.5 * (
+    hits["soft"] - hits["noop"]
+)
 core.claim(
     "hard-vs-soft",
-    value=abs(hard_d - soft_d),
-    measured=f"argmax {hard_d:.2f}, soft {soft_d:.2f}",
-);
-
+    estimate=stats.mean(keep),
+    measured=f"bidding_argmax {hard_d:.2f}, soft {soft_d:.2f}, "
+    f"no-op {noop_d:.2f}",
+)
 # %% [markdown]
 # ## The sparsity penalty
 #
 # The penalty $\sum_i \max(0, \sum_j w_{ij} - 1)$ stops one source token from
 # feeding several base tokens. The paper reports that without it the
-# hypernetwork spreads its bids over more tokens. We count, per test example, the
-# source tokens whose total weight exceeds 0.1, in the run with the penalty and
-# in the branch without it, and show the bids of one test example in both.
+# hypernetwork spreads its bids over more tokens. We count, per test example,
+# the source tokens whose total weight exceeds 0.1, in each run with the
+# penalty and in its branch without it, and compare them over the seeds. A
+# bidding that gave up counts 0 tokens in both. The bids of one test example
+# in both runs of the first seed:
 
 # %%
 x, i = test[0], 0
+base, src, _ = H.pair(lm, [x])
 for name, rr in res.items():
-    base, src, _ = H.pair(lm, test)
-    H.bids_figure(rr["bids"][i], H.example_tokens(lm, base, i),
-                  H.example_tokens(lm, src, i),
-                  f"{name} penalty: {x.instruction}").show()
-used = {name: rr["tokens_used"] for name, rr in res.items()}
+    H.bids_figure(
+        rr["bids"][i],
+        H.example_tokens(lm, base, 0),
+        H.example_tokens(lm, src, 0),
+        f"{name} penalty: {x.instruction}",
+    ).show()
+used = {name: [] for name in ("with", "without")}
+for s, pair_runs in runs.items():
+    for name, run in zip(used, pair_runs):
+        net = H.hyper_net(lm, run["net"], p.hyper_layers, p.k)
+        ev = H.evaluate_hyperdas(
+            net, lm, test, p.hyper_layer, p.tau_end, modes=("soft",)
+        )
+        used[name].append(ev["tokens_used"])
+print({name: np.round(v, 2).tolist() for name, v in used.items()})
 core.claim(
     "sparsity",
-    value=used["without"] - used["with"],
-    measured=f"{used['without']:.2f} tokens without, {used['with']:.2f} with",
-);
-
+    estimate=stats.paired_difference(used["without"], used["with"]),
+    measured=f"{np.mean(used['without']):.2f} tokens without, "
+    f"{np.mean(used['with']):.2f} with (mean of {len(seeds)} seeds)",
+)
 # %% [markdown]
 # ## DAS on SmolLM2
 #
@@ -295,20 +429,32 @@ core.claim(
 # their capital, language and currency from the book's table of facts (three
 # templates each). DAS for one attribute at the country's last token, at two
 # layers. The setup claim: at the better layer, cause at least 0.5 and isolation
-# at least 0.7, so that the real model has a feature DAS can find.
+# at least 0.7, so that the real model has a feature DAS can find. The book
+# runs without it (`smol = False`, for the CPU budget); set `smol = True` to
+# run it.
 
 # %%
 if p.smol:
     smol_lm = llm.load_model(device=p.torch_device)
     smol = H.run_smol(
-        smol_lm, attribute=p.smol_attribute,
-        layers=H.parse_layers(p.smol_layers), k=p.smol_k, steps=p.smol_steps,
-        batch=p.smol_batch, lr=p.das_lr, seed=p.seed,
+        smol_lm,
+        attribute=p.smol_attribute,
+        layers=H.parse_layers(p.smol_layers),
+        k=p.smol_k,
+        steps=p.smol_steps,
+        batch=p.smol_batch,
+        lr=p.das_lr,
+        seed=p.seed,
     )
     layer = max(smol, key=lambda l: smol[l]["disentangle"])
-    core.plot(list(smol), {m: [smol[l][m] for l in smol] for m in H.SCORES},
-              title=f"SmolLM2 DAS, {p.smol_attribute}", xlabel="layer",
-              ylabel="accuracy", mode="markers").show()
+    core.plot(
+        list(smol),
+        {m: [smol[l][m] for l in smol] for m in H.SCORES},
+        title=f"SmolLM2 DAS, {p.smol_attribute}",
+        xlabel="layer",
+        ylabel="accuracy",
+        mode="markers",
+    ).show()
     core.claim(
         "smollm2-das",
         value={m: smol[layer][m] for m in ("cause", "isolation")},
@@ -326,10 +472,12 @@ print(f"{time.perf_counter() - t0:.0f} s so far")
 
 # %%
 cities = sorted({str(x.base) for x in test})
-choices = [(a, a, e, e2) for a in attrs for e in cities for e2 in cities
-           if e != e2][:: max(1, len(cities))]
+choices = [
+    (a, a, e, e2) for a in attrs for e in cities for e2 in cities if e != e2
+][:: max(1, len(cities))]
 view = lambda c: H.bidding_view(  # noqa: E731
-    nets["with"], lm, world, c, p.hyper_layer, p.tau_end)
+    nets["with"], lm, world, c, p.hyper_layer, p.tau_end
+)
 live = H.instruction_picker(attrs, cities)
 core.explore(view, choices[:6], "instruction", live=live)
 
@@ -339,52 +487,59 @@ core.explore(view, choices[:6], "instruction", live=live)
 # Two things of the design matter for reading the table. DAS and HyperDAS
 # train their rotations without weight decay: AdamW's decay pulls the ±1
 # signs that torch's orthogonal parametrisation stores (and reads back as
-# integers) to zero, and with them every basis. And DAS is trained to
-# convergence at every site by the stopping rule above, as the paper does; on
-# SmolLM2 that rule would need minutes of CPU per layer, so it stops at the
-# step cap, and `smollm2-das` is a declared gap. `search-matters` is a gap
-# too: DAS fits its training cities but carries over only in part to the
-# held-out ones, and `hyperdas-matches`, whose control is DAS at the best
-# site, rests on it. The registry marks which gaps were declared after a run
-# had missed them.
+# integers) to zero, and with them every basis. And every HyperDAS claim is
+# measured from the no-op floor: `beats-noop` is the setup claim that the
+# soft intervention does something, and the paper claims rest on it. The
+# registry marks which gaps were declared after a run had missed them.
 
 # %%
-core.claims_table();
+core.claims_table()
 
 # %% [markdown]
 # ## What differs from the paper
 #
-# - **Model and data.** The paper intervenes on Llama3-8B (layer 15) with an
-#   8-layer hypernetwork initialised from Llama3-8B itself, on RAVEL's five
-#   domains (the City domain alone has 3,552 entities). Here the target is a
-#   4-layer, 64-wide Llama trained on 48 invented single-token cities with three
-#   independent attributes, and the hypernetwork copies two of its layers. The
-#   cities are single tokens because in trials two-token names left every DAS
-#   site at 0.12 or less.
-# - **The site.** In a 4-layer model attention moves the attribute to the last
-#   token already in the first layer, so the city token carries it only in the
-#   embeddings: HyperDAS edits the stream entering layer 0 (the official code
-#   starts at layer 1 of a much deeper model).
-# - **Training.** About 1,000 AdamW steps of 32 (official: 5 epochs, batch 16,
-#   lr 4e-5, $k = 128$); here lr $10^{-3}$ and $k = 8$. The bidding is a plain
-#   softmax, as specified; `tau_start`/`tau_end` let a reader anneal its
-#   temperature instead (not the official code). Our cross-attention has no
-#   rotary positions (the official one rotates queries and keys). The null
-#   option's key is $W_0 \hat h_{base,j}$, a learned linear map of the base
-#   state as the other keys are of theirs, rather than $\hat h_{base,j}$
-#   itself.
-# - **Scores** compare the first token of the label (the official scores compare
-#   up to three); isolation examples require $B(e) \ne B(e')$ so that a leak is
-#   seen.
-# - **DAS** is trained for every attribute and position of a layer side by side:
-#   pyvene's `LowRankRotatedSpaceIntervention` modules applied by one hook, which
-#   the tests check against pyvene's `IntervenableModel`.
-# - **DAS training**: to convergence at every site as in the paper, with our
-#   stopping rule on the training loss (windows of 50 steps, 2%), batch 64 and
-#   lr $10^{-2}$ for a 64-wide model (official: 1,000 steps of 16, lr
-#   $10^{-3}$, on Llama3-8B).
-# - **SmolLM2** gets DAS at two layers and at most 40 steps (the same stopping
-#   rule, which the cap cuts short); HyperDAS on it would cost 0.5-0.9 s a
+# - **Model and data.** The paper intervenes on Llama3-8B (layer 15 of 32)
+#   with an 8-layer hypernetwork initialised from Llama3-8B itself, on RAVEL's
+#   five domains (the City domain alone has 3,552 entities). Here the target
+#   is a 6-layer, 64-wide Llama trained on 160 invented single-token cities
+#   (20 per country) with three independent attributes, and the hypernetwork
+#   copies two of its layers (the official script's default `num_decoders`).
+# - **The site.** HyperDAS edits the stream entering layer 2 of 6, a
+#   contextual layer (the official code refuses DAS at the embeddings), over
+#   the base tokens up to the entity (the official suffix mask). The
+#   hypernetwork cross-attends to the normalised states of every layer, as
+#   the official one. DAS searches layers 0, 1, 2 and 4, not all six, for the
+#   CPU budget.
+# - **Recipe.** As the official code: AdamW at $4\times10^{-5}$ for the
+#   hypernetwork and $10^{-3}$ without decay for the rotation, the penalty
+#   ramp `linspace(0.15, 1.5)` with its first half zeroed, rotary positions
+#   on the queries and keys of the cross-attention and of the bidding, the
+#   null's key $k(\hat h_{base,j})$ beside $k(\mathrm{combine}[\hat
+#   h_{base,j}; \hat h_{src,i}])$, and `bidding_argmax` with its 0.1 null
+#   floor (`column_argmax` and `groundtruth` are evaluated beside it). Not
+#   as the official: 600 steps of 32 (official: epochs over tens of
+#   thousands of examples, batch 16) and $k = 8$ (official 128) for a
+#   64-wide model. The bidding is a plain softmax, as specified;
+#   `tau_start`/`tau_end` let a reader anneal it instead.
+# - **Seeds.** The sparsity claim pairs each run with the penalty and its
+#   branch without it over 3 training seeds of the hypernetwork (the same
+#   target and data); the other claims use the first seed's run. More seeds
+#   or steps do not fit the chapter's CPU budget.
+# - **Scores** compare the first token of the label (the official scores
+#   compare up to three); isolation examples require $B(e) \ne B(e')$ so that
+#   a leak is seen.
+# - **The no-op floor** (every weight on the null) is computed in the run;
+#   `hard-vs-soft` asks that `bidding_argmax` keep more than half of soft's
+#   gain over it, rather than a bare |argmax − soft| that a collapsed bidding
+#   would pass.
+# - **DAS** is trained for every attribute and position of a layer side by
+#   side: pyvene's `LowRankRotatedSpaceIntervention` modules applied by one
+#   hook, which the tests check against pyvene's `IntervenableModel`; to
+#   convergence by our stopping rule on the training loss (windows of 50
+#   steps, 2%, at most 200 steps), batch 32 and lr $10^{-2}$ for a 64-wide
+#   model (official: 1,000 steps of 16, lr $10^{-3}$, on Llama3-8B).
+# - **SmolLM2** DAS (two layers, at most 40 steps) is off in the book for the
+#   CPU budget (`smol = True` runs it); HyperDAS on it would cost 0.5-0.9 s a
 #   step, so it is left to Going further.
 #
 # ## Going further
@@ -392,8 +547,8 @@ core.claims_table();
 # A longer run of the tiny world, closer to the paper's budget:
 #
 # ```
-# python -m iclr25 run hyperdas -p hyper_steps=20000 -p hyper_lr=0.0003 \
-#     -p k=16 -p das_steps=2000 -p n_train=20000
+# python -m iclr25 run hyperdas -p hyper_steps=20000 -p hyper_seeds=5 \
+#     -p k=16 -p das_steps=2000 -p n_train=20000 -p das_layers=0,1,2,3,4,5
 # ```
 #
 # On SmolLM2, DAS at more layers (`-p smol_layers=2,6,10,14,18,22`) and more

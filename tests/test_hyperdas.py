@@ -83,7 +83,7 @@ def test_das_training_moves_the_subspace_and_keeps_it_orthonormal(lm, world):
     by = {"country": [x for x in train if x.attribute == "country"] or train}
     before = H.das_layer(lm, by, by, 0, 4, 0, batch=8, lr=1e-2, seed=0)
     after = H.das_layer(lm, by, by, 0, 4, 3, batch=8, lr=1e-2, seed=0)
-    assert set(before) == {*H.SCORES, "steps", "curves"} and after["cause"].shape == (1, 3)
+    assert set(before) == {*H.SCORES, "steps", "curves", "hits"} and after["cause"].shape == (1, 3)
     assert after["steps"].tolist() == [[3, 3, 3]] and len(after["curves"][0]) == 3
     model = H.das_model(lm, 0, 4)
     iv = H._module(next(iter(model.interventions.values())))
@@ -121,9 +121,11 @@ def test_masked_base_positions_take_the_null(lm, world):
     base, src, _ = H.pair(lm, xs)
     net = H.ReflectSelect(lm, 1, 4)
     instr = H.encode(lm, [x.instruction for x in xs])
-    hb, hs = H.hidden(lm, base.batch, 0), H.hidden(lm, src.batch, 0)
-    z = net.encode(instr, hb, base.mask, hs, src.mask)
-    w = net.bids(z, hb, base.mask, hs, src.mask, tau=1.0)
+    hb, hs = H.stacked(lm, base.batch), H.stacked(lm, src.batch)
+    assert hb.shape[2] == lm.n_layers + 1  # every layer's states
+    torch.testing.assert_close(hb[:, :, 1], H.hidden(lm, base.batch, 1))
+    z, at = net.encode(instr, hb, base.mask, hs, src.mask)
+    w = net.bids(z, at, hb[:, :, 1], base.mask, hs[:, :, 1], src.mask, tau=1.0)
     torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:2]))
     assert torch.all(w[..., -1][~base.mask] == 1)
     assert torch.all(w[..., :-1][~src.mask[:, None].expand_as(w[..., :-1])] == 0)
@@ -178,8 +180,9 @@ def test_penalty_and_its_schedule():
     w[0, :, 2] = 0.4
     assert float(H.sparsity_penalty(w)) == pytest.approx(0.8)
     assert H.penalty_weight(0, 100) == 0 and H.penalty_weight(49, 100) == 0
-    assert H.penalty_weight(50, 100) == pytest.approx(0.15)
-    assert H.penalty_weight(99, 100) == pytest.approx(1.5)
+    # the official linspace(0.15, 1.5, steps + 1), its first half zeroed
+    assert H.penalty_weight(50, 100) == pytest.approx(0.825)
+    assert H.penalty_weight(100, 100) == pytest.approx(1.5)
     assert H.temperature(0, 10, 50, 0.1) == pytest.approx(50)
     assert H.temperature(9, 10, 50, 0.1) == pytest.approx(0.1)
 
@@ -215,3 +218,46 @@ def test_compare_figure_draws_the_papers_scores_as_lines():
     assert lines == sorted(H.PAPER_DISENTANGLE.values())
     assert all("paper: " in a.text for a in fig.layout.annotations)
     assert not H.compare_figure(rows, ["country", "language"]).layout.shapes
+
+
+def test_bidding_argmax_is_one_to_one_with_a_null_floor():
+    # 2 base positions, 2 source tokens + null; both base positions prefer source 0
+    w = torch.tensor([[[0.6, 0.3, 0.1], [0.5, 0.45, 0.05]]])
+    col = H.hard(w)  # one-to-many: both take source 0
+    assert col[0].argmax(-1).tolist() == [0, 0]
+    bid = H.bidding_argmax(w)  # source 0 bids for base 0, source 1 for base 1
+    assert bid[0].argmax(-1).tolist() == [0, 1]
+    # a kept bid below the 0.1 floor loses to the null
+    w = torch.tensor([[[0.05, 0.02, 0.93], [0.04, 0.06, 0.9]]])
+    w[..., -1] = 0.0  # null weight 0, floored at 0.1
+    assert H.bidding_argmax(w)[0].argmax(-1).tolist() == [2, 2]
+
+
+def test_groundtruth_and_noop_weights(lm, world):
+    xs = H.make_examples(world, world.entities, (0, 1, 2), 6, np.random.default_rng(4))
+    base, src, _ = H.pair(lm, xs)
+    w = torch.rand(6, base.mask.shape[1], src.mask.shape[1] + 1).softmax(-1)
+    g = H.select(w, "groundtruth", base, src)
+    rows = torch.arange(6)
+    assert torch.all(g[rows, base.entity, src.entity] == 1)
+    assert g.sum() == g.shape[0] * g.shape[1]  # one-hot everywhere, else the null
+    noop = H.select(w, "noop", base, src)
+    assert torch.all(noop[..., -1] == 1)
+    with pytest.raises(ValueError, match="unknown inference mode 'top'; accepted: soft"):
+        H.select(w, "top", base, src)
+
+
+def test_rotary_keeps_norms_and_moves_with_position(lm):
+    net = H.ReflectSelect(lm, 1, 4)
+    x = torch.randn(2, 4, 3, 16)
+    pos = torch.tensor([[0, 1, 2], [3, 4, 5]])
+    y = H.rotate(x, net.rotary, pos)
+    torch.testing.assert_close(y.norm(dim=-1), x.norm(dim=-1))
+    torch.testing.assert_close(y[0, :, 0], x[0, :, 0])  # position 0 is unrotated
+    assert H.key_positions(torch.tensor([[0, 1, 1, 0, 1]])).tolist() == [[0, 1, 2, 0, 3]]
+
+
+def test_identity_edit_through_the_llm_site_leaves_the_logits(lm, world):
+    s = H.side(lm, ["balava is a city in"], ["balava"])
+    want = lm.model(**s.batch.inputs()).logits[:, -1]
+    torch.testing.assert_close(H.run_with(lm, s.batch, 2, lambda h: h), want)

@@ -102,13 +102,16 @@ def das_layer(
     positions: Sequence[str] = POSITIONS,
     window: int = WINDOW,
     tol: float = TOL,
+    fitted: dict[str, Sequence[Example]] | None = None,
 ) -> dict[str, Any]:
     """DAS for every (attribute, position) at one layer, trained side by side: one
     ``LowRankRotatedSpaceIntervention`` of pyvene per pair, applied by one hook to its own
     rows of a shared batch (the same maths as :func:`das_model`, in one forward pass).
     Each pair trains until its training loss has :func:`converged` (or ``steps``), then
     leaves the batch. Returns ``[attribute, position]`` arrays of cause, isolation and
-    disentangle, the steps each pair took, and its training-loss curve."""
+    disentangle on ``test`` (and, prefixed ``train_``, on ``fitted``, examples of the
+    training cities), each test example's hit per pair (``"hits"``), the steps each pair
+    took, and its training-loss curve."""
     pv = llm.load_pyvene()
     check_layer(lm, layer)
     torch.manual_seed(seed)
@@ -167,14 +170,24 @@ def das_layer(
         for i, v in zip(active, losses):
             curves[i].append(float(v.detach()))
         active = [i for i in active if not converged(curves[i], window, tol)]
-    res = {m: np.zeros((len(attrs), len(positions))) for m in SCORES}
-    with torch.no_grad():
-        out, labels, cause, g = logits({i: list(test[attrs[a]]) for i, (a, _) in enumerate(groups)})
-    for i, (a, pi) in enumerate(groups):
-        sel = g == i
-        sc = scores(out[sel], labels[sel], cause[sel])
+    res: dict[str, Any] = {}
+    for name, xs in (("", test), ("train_", fitted or {})):
+        if not xs:
+            continue
         for m in SCORES:
-            res[m][a, pi] = sc[m]
+            res[name + m] = np.zeros((len(attrs), len(positions)))
+        with torch.no_grad():
+            out, labels, cause, g = logits(
+                {i: list(xs[attrs[a]]) for i, (a, _) in enumerate(groups)}
+            )
+        hit = (out.argmax(-1) == labels).float()
+        for i, (a, pi) in enumerate(groups):
+            sel = g == i
+            sc = scores(out[sel], labels[sel], cause[sel])
+            for m in SCORES:
+                res[name + m][a, pi] = sc[m]
+            if not name:
+                res.setdefault("hits", {})[a, pi] = hit[sel].numpy()
     res["steps"] = np.array([len(c) for c in curves], float).reshape(len(attrs), len(positions))
     res["curves"] = [np.array(c) for c in curves]
     return res
@@ -191,20 +204,35 @@ def das_grid(
     batch: int,
     lr: float,
     seed: int,
+    layers: Sequence[int] | None = None,
 ) -> dict[str, np.ndarray]:
-    """DAS per attribute at every (layer, position): scores and the steps each site
-    took, ``[attribute, layer, position]``, and ``"curves"``, its training loss per step
+    """DAS per attribute at every (layer, position): scores on the test examples and (``
+    train_`` prefix) on as many training examples, and the steps each site took,
+    ``[attribute, layer, position]``; ``"hits"``, each test example's hit at each site
+    ``[layer, position, example]``; and ``"curves"``, the training loss per step
     ``[attribute, layer, position, step]`` (NaN once it stopped)."""
+    layers = list(range(lm.n_layers)) if layers is None else list(layers)
     by = {a: [x for x in train if x.attribute == a] for a in world.attributes}
     te = {a: [x for x in test if x.attribute == a] for a in world.attributes}
-    layers = [
-        das_layer(lm, by, te, layer, k, steps, batch=batch, lr=lr, seed=seed)
-        for layer in range(lm.n_layers)
+    held_in = {a: by[a][: len(te[a])] for a in world.attributes}
+    runs = [
+        das_layer(lm, by, te, layer, k, steps, batch=batch, lr=lr, seed=seed, fitted=held_in)
+        for layer in layers
     ]
-    out = {m: np.stack([r[m] for r in layers], 1) for m in (*SCORES, "steps")}
-    curves = np.full((*out["steps"].shape, max(1, steps)), np.nan)
+    names = (*SCORES, *(f"train_{m}" for m in SCORES), "steps")
+    out = {m: np.stack([r[m] for r in runs], 1) for m in names}
     n_pos = out["steps"].shape[2]
-    for li, r in enumerate(layers):
+    where = {id(x): (a, j) for a, xs in te.items() for j, x in enumerate(xs)}
+    hits = np.zeros((len(layers), n_pos, len(test)))
+    attrs = list(world.attributes)
+    for li, r in enumerate(runs):
+        for pi in range(n_pos):
+            for t, x in enumerate(test):
+                a, j = where[id(x)]
+                hits[li, pi, t] = r["hits"][attrs.index(a), pi][j]
+    out["hits"] = hits
+    curves = np.full((*out["steps"].shape, max(1, steps)), np.nan)
+    for li, r in enumerate(runs):
         for i, c in enumerate(r["curves"]):
             curves[i // n_pos, li, i % n_pos, : len(c)] = c
     out["curves"] = curves

@@ -20,10 +20,11 @@ from iclr25 import llm
 CITY_NAMES = tuple(
     a + b
     for a, b in itertools.product(
-        ("bal", "cor", "dun", "fel", "gar", "hol", "kir", "lom"),
-        ("ava", "eno", "ith", "ora", "usk", "wyn"),
+        ("bal", "cor", "dun", "fel", "gar", "hol", "kir", "lom")
+        + ("mar", "nes", "pol", "ril", "sav", "tor", "vel", "zan"),
+        ("ava", "eno", "ith", "ora", "usk", "wyn", "ame", "ide", "olt", "ury"),
     )
-)  # 48 invented one-token names
+)  # 160 invented names, each one token of the word-level tokenizer
 VALUES = {
     "country": ("Arvia", "Belmor", "Cantra", "Dovel", "Esmark", "Fiora", "Galdra", "Hestia"),
     "language": ("Arvish", "Belmic", "Cantic", "Dovian", "Esmic", "Fioran"),

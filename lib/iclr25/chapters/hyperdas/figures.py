@@ -173,7 +173,7 @@ def bidding_view(
     ts = world.templates[attribute][TEST_TEMPLATE]
     label = world.value(asked, e2 if asked == attribute else e)
     x = Example(attribute, asked, e, e2, t.format(e), ts.format(e2), label)
-    out = hyper_forward(net, lm, [x], layer, tau, "argmax")
+    out = hyper_forward(net, lm, [x], layer, tau, "bidding_argmax")
     before = run_with(lm, out.base.batch, layer, lambda h: h)
     words = [lm.tokenizer.decode([int(v.argmax())]).strip() for v in (before, out.logits)]
     fig = bids_figure(

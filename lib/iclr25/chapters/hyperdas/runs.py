@@ -90,7 +90,7 @@ def smol_das(
 # ---------------------------------------------------------------------------------
 
 
-CODE = 3
+CODE = 4
 """Version of the cached runs' code: a fix that changes their results bumps it."""
 
 
@@ -105,15 +105,27 @@ def split(world: World, n_train: int, n_test: int, seed: int, ok: set | None = N
     return train, test
 
 
-def run_das_grid(lm, world, train, test, *, k, steps, batch, lr, seed, key) -> dict:
-    """:func:`das_grid`, cached under ``key`` (everything the run depends on)."""
+def run_das_grid(lm, world, train, test, *, k, steps, batch, lr, seed, key, layers) -> dict:
+    """:func:`das_grid` at ``layers``, cached under ``key`` (everything the run depends
+    on)."""
 
     def build() -> dict:
         with core.threads(1):
-            g = das_grid(lm, world, train, test, k, steps, batch=batch, lr=lr, seed=seed)
+            g = das_grid(
+                lm, world, train, test, k, steps, batch=batch, lr=lr, seed=seed, layers=layers
+            )
         return {m: torch.tensor(v) for m, v in g.items()}
 
-    key = {**key, "k": k, "steps": steps, "batch": batch, "lr": lr, "seed": seed, "code": CODE}
+    key = {
+        **key,
+        "k": k,
+        "steps": steps,
+        "batch": batch,
+        "lr": lr,
+        "seed": seed,
+        "layers": list(layers),
+        "code": CODE,
+    }
     return {m: v.numpy() for m, v in core.cached("hyperdas-das", key, build).items()}
 
 

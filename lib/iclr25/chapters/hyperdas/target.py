@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from iclr25 import llm
 from iclr25.chapters.hyperdas.data import World, label_id, vocabulary, world_texts
@@ -17,8 +16,10 @@ from iclr25.chapters.hyperdas.data import World, label_id, vocabulary, world_tex
 # ---------------------------------------------------------------------------------
 
 
-def train_target(world: World, steps: int, *, batch: int, lr: float, seed: int) -> llm.LM:
-    """The tiny Llama trained on every fact of ``world`` (cached)."""
+def train_target(
+    world: World, steps: int, *, batch: int, lr: float, seed: int, n_layers: int = 6
+) -> llm.LM:
+    """The tiny Llama (``n_layers`` layers) trained on every fact of ``world`` (cached)."""
     texts = world_texts(world)
 
     def sample(rng: np.random.Generator, n: int) -> list[str]:
@@ -28,6 +29,7 @@ def train_target(world: World, steps: int, *, batch: int, lr: float, seed: int) 
         "hyperdas-target",
         vocabulary(world),
         sample,
+        config=llm.TinyConfig(n_layers=n_layers),
         data={"generator": "hyperdas.world_texts", "texts": texts},
         steps=steps,
         checkpoints=1,
@@ -58,7 +60,7 @@ def known(lm: llm.LM, world: World) -> set[tuple[str, int, str]]:
 
 
 # ---------------------------------------------------------------------------------
-# Reading and writing the residual stream entering a layer
+# Reading and writing the residual stream: the ``("resid", l)`` sites of ``llm``
 # ---------------------------------------------------------------------------------
 
 
@@ -72,26 +74,21 @@ def check_layer(lm: llm.LM, layer: int) -> int:
 
 
 def hidden(lm: llm.LM, batch: llm.Batch, layer: int) -> torch.Tensor:
-    """The residual stream entering ``layer``: ``[n, width, d]`` (0 is the embeddings)."""
-    found: list[torch.Tensor] = []
+    """``("resid", layer)``, the stream entering ``layer``: ``[n, width, d]``."""
+    site = ("resid", check_layer(lm, layer))
+    return llm.read(lm, batch, [site])[site]
 
-    def grab(module: nn.Module, args: tuple, kwargs: dict) -> None:
-        found.append(kwargs["hidden_states"] if "hidden_states" in kwargs else args[0])
-        raise llm.Stop
 
-    with llm.hooks((lm.model.model.layers[layer], grab), pre=True, with_kwargs=True):
-        lm.model(**batch.inputs())
-    return found[0]
+def stacked(lm: llm.LM, batch: llm.Batch) -> torch.Tensor:
+    """Every ``("resid", l)``, ``l = 0..n_layers``: ``[n, width, n_layers + 1, d]``, the
+    states the hypernetwork reads (the official ``hidden_states`` stacked)."""
+    sites = [("resid", l) for l in range(lm.n_layers + 1)]
+    seen = llm.read(lm, batch, sites)
+    return torch.stack([seen[s] for s in sites], 2)
 
 
 def run_with(lm: llm.LM, batch: llm.Batch, layer: int, edit: Any) -> torch.Tensor:
-    """Last-position logits of ``batch`` with the stream entering ``layer`` replaced by
-    ``edit(h)`` (gradients flow through ``edit``)."""
-
-    def swap(module: nn.Module, args: tuple, kwargs: dict) -> tuple:
-        if "hidden_states" in kwargs:
-            return args, {**kwargs, "hidden_states": edit(kwargs["hidden_states"])}
-        return (edit(args[0]), *args[1:]), kwargs
-
-    with llm.hooks((lm.model.model.layers[layer], swap), pre=True, with_kwargs=True):
+    """Last-position logits of ``batch`` with ``("resid", layer)`` replaced by ``edit(h)``
+    (gradients flow through ``edit``)."""
+    with llm.writing(lm, {("resid", check_layer(lm, layer)): edit}):
         return lm.model(**batch.inputs(), logits_to_keep=1).logits[:, -1]
