@@ -194,23 +194,46 @@ def test_timed_edits_alternate_the_methods():
 
 def test_claims_name_the_notebook_claims():
     assert list(fine.CLAIMS) == [
-        "efficacy-comparable",
+        "edits-made",
         "generalisation-comparable",
-        "locality-better",
+        "neighbourhood-better",
         "relation-better",
+        "distract-better",
+        "located-beats-random",
         "faster",
     ]
-    assert all(spec.gap is None for spec in fine.CLAIMS.values())
-    assert core.check_bound(
-        fine.CLAIMS["efficacy-comparable"].rule, {"ROME": 0.9, "FiNE": 1.0, "|FiNE - ROME|": 0.1}
+    assert fine.CLAIMS["edits-made"].kind == "setup"
+    assert all(
+        spec.rests_on == ("edits-made",) for cid, spec in fine.CLAIMS.items() if cid != "edits-made"
     )
+    gaps = {cid for cid, spec in fine.CLAIMS.items() if spec.gap is not None}
+    assert gaps == {"neighbourhood-better", "distract-better"}
+    assert fine.CLAIMS["edits-made"].rule.decide(0.81, 0.99) == "holds"
+    assert fine.CLAIMS["edits-made"].rule.decide(0.79, 0.99) == "inconclusive"
+    assert fine.CLAIMS["generalisation-comparable"].rule.decide(-0.09, 0.1) == "holds"
     assert not core.check_bound(fine.CLAIMS["faster"].rule, {"wall": 0.5, "CPU": 1.2})
     assert core.check_bound(fine.CLAIMS["faster"].rule, {"wall": 0.5, "CPU": 0.6})
-    for cid in ("locality-better", "relation-better"):  # the interval must exclude 0
+    for cid in (  # the interval must exclude 0
+        "neighbourhood-better",
+        "relation-better",
+        "distract-better",
+        "located-beats-random",
+    ):
         rule = fine.CLAIMS[cid].rule
         assert isinstance(rule, core.Margin) and rule.above == 0
         assert rule.decide(0.01, 0.2) == "holds" and rule.decide(-0.01, 0.2) == "inconclusive"
         assert rule.decide(-0.2, -0.01) == "contradicted"
+
+
+def test_random_neurons_keep_the_layers_and_the_count(tiny):
+    per_token, _ = fine.locate(tiny, PROMPT, " Kuala Lumpur", k=3, frozen_last=1)
+    drawn = fine.random_neurons(per_token, 32, np.random.default_rng(0))
+    assert [len(t) for t in drawn] == [len(t) for t in per_token]
+    assert [[l for l, _ in t] for t in drawn] == [[l for l, _ in t] for t in per_token]
+    assert all(0 <= i < 32 for t in drawn for _, i in t)
+    request = editing.Request(PROMPT, "France", "Lima", "Paris")
+    edit = fine.fine(tiny, request, k=2, epochs=2, random=np.random.default_rng(0))
+    assert edit.method == "random" and len(edit.info["neurons"]) == 2 * len(tiny.tokens(" Lima"))
 
 
 def test_figures_from_hand_made_results():

@@ -30,10 +30,11 @@ EasyEdit), read and re-implemented here: it pins transformers 4 and fetches data
 time. Facts, metrics, ROME and the editor live in :mod:`iclr25.editing`.
 
 Files: ``method.py`` holds FiNE itself: each neuron's activation and contribution to a
-token's logit, the neurons located per token of the new object, FiNE's loss and the edit
-(Adam on the chosen neurons' value vectors). ``comparison.py`` holds what the comparison
-with ROME needs beyond the two editors: the edits timed in alternation and reused, the
-scores paired by edit for the bootstrap, the neuron counts of the sweep, and ROME
+token's logit, the neurons located per token of the new object, the random neurons of
+the authors' control, FiNE's loss and the edit (Adam on the chosen neurons' value
+vectors). ``comparison.py`` holds what the comparison with ROME needs beyond the two
+editors: the edits timed in alternation and reused, the scores paired by edit for the
+bootstrap, the unedited model's efficacy, the neuron counts of the sweep, and ROME
 rewritten with ``C`` from fewer tokens. ``figures.py`` draws causal tracing, the two
 methods side by side, the layers of FiNE's neurons and the sweeps. This file holds the
 chapter's parameters and its claims.
@@ -41,7 +42,14 @@ chapter's parameters and its claims.
 
 from __future__ import annotations
 
-from iclr25.chapters.fine.comparison import c_sweep, paired, reusing, sweep_ks, timed_edits
+from iclr25.chapters.fine.comparison import (
+    c_sweep,
+    paired,
+    reusing,
+    sweep_ks,
+    timed_edits,
+    unedited_efficacy,
+)
 from iclr25.chapters.fine.figures import (
     METHOD_COLOURS,
     c_sweep_figure,
@@ -57,8 +65,9 @@ from iclr25.chapters.fine.method import (
     fine_loss,
     locate,
     neuron_activations,
+    random_neurons,
 )
-from iclr25.core import Bound, ClaimSpec, Margin, Param
+from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -80,7 +89,10 @@ PARAMETERS = {
         high=10_000,
     ),
     "n_timed": Param(
-        5, "edits per method timed afresh, in alternation (all are kept)", low=1, high=200
+        3, "edits per method timed afresh, in alternation (all are kept)", low=1, high=200
+    ),
+    "n_random": Param(
+        8, "edits also made on random neurons of FiNE's layers (the control)", low=1, high=200
     ),
     "n_sweep": Param(5, "edits the neuron-count sweep repeats", low=1, high=100),
     "k_max": Param(
@@ -99,56 +111,69 @@ SMOKE = {
     "n_trace": 1,
     "c_texts": 8,
     "n_timed": 1,
+    "n_random": 1,
     "n_sweep": 1,
     "k_max": 2,
     "gen_tokens": 6,
 }
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
-#: The token counts at which ROME's C is also kept, for the sample-size figure (2,000
-#: is about the sample the chapter used before).
+#: The token counts at which ROME's C is also kept (2,000 is about the sample the
+#: chapter used before), and those the sample-size figure rewrites ROME's edits with.
 C_SIZES = (2_000, 5_000, 15_000)
+C_SWEPT = (2_000, 15_000)
 
 # ---------------------------------------------------------------------------------
 # The chapter's claims: the numbers that decide them, fixed before the run
 # ---------------------------------------------------------------------------------
 
 CLAIMS: dict[str, ClaimSpec] = {
-    # Both methods edit the rewrite prompt (efficacy at least 0.9, FiNE's early-stop
-    # probability) and differ by at most 0.1.
-    "efficacy-comparable": ClaimSpec(
-        "FiNE edits as successfully as ROME",
-        paper="FiNE 'enhances editing locality without affecting overall success "
-        "rates' (KnowEdit, Llama-2/3, GPT-J)",
-        rule={
-            "ROME": Bound(ge=0.9),
-            "FiNE": Bound(ge=0.9),
-            "|FiNE - ROME|": Bound(le=0.1),
-        },
-        control="ROME's efficacy on the same edits, and a fixed threshold of 0.9",
+    # Setup: the 95% bootstrap interval over the edits of ROME's efficacy (the share of
+    # the new object's tokens it predicts on the rewrite prompt) above 0.8. FiNE's is
+    # at least its early-stop probability by construction (printed as a fact).
+    "edits-made": ClaimSpec(
+        "Both editors make the edit: ROME's efficacy over the edits is above 0.8 (95% interval)",
+        kind="setup",
+        rule=Margin(
+            above=0.8,
+            why="most of the new object written on the rewrite prompt; over 30 edits "
+            "its lower end asks about as much of the mean as a point bound of 0.9",
+        ),
+        control="the unedited model's efficacy on the same new objects",
     ),
-    # FiNE's paraphrase accuracy at most 0.1 below ROME's.
+    # The 95% paired bootstrap interval over the edits of FiNE's paraphrase accuracy
+    # minus ROME's above -0.1 (non-inferiority).
     "generalisation-comparable": ClaimSpec(
-        "FiNE's edits carry over to paraphrases about as well as ROME's",
+        "FiNE's edits carry over to paraphrases about as well as ROME's: FiNE - ROME "
+        "above -0.1 (95% interval)",
         paper="comparable generalisation to ROME and MEMIT",
-        rule=Bound(ge=-0.1),
-        control="ROME's generalisation on the same edits",
+        rule=Margin(
+            above=-0.1,
+            why="'comparable': at most a tenth of the paraphrase tokens behind ROME",
+        ),
+        control="ROME's generalisation on the same edits, paired by edit",
+        rests_on=("edits-made",),
     ),
-    # The 95% paired bootstrap interval over the edits of FiNE's mean locality
-    # (neighbourhood, relation, distract) minus ROME's: "better" only if the interval
-    # excludes 0.
-    "locality-better": ClaimSpec(
-        "FiNE's edits are more local than ROME's on the mean of the three "
-        "locality scores (95% interval above 0)",
+    # Each locality score on its own: the 95% paired bootstrap interval over the edits
+    # of FiNE's score minus ROME's.
+    "neighbourhood-better": ClaimSpec(
+        "FiNE leaves other subjects of the edited relation unchanged more often than "
+        "ROME (95% interval above 0)",
         paper="higher locality than ROME and MEMIT on every KnowEdit dataset",
         rule=Margin(
             above=0,
             why="FiNE ahead at all: the claim is the sign of the difference, not its size",
         ),
         control="ROME's edits of the same facts, paired by edit",
+        rests_on=("edits-made",),
+        gap=Gap(
+            "expected miss (mechanism): FiNE's neurons are chosen for the answer token "
+            "at the last position and most sit in late layers, where a value vector "
+            "can write that answer for other subjects of the same relation; ROME's "
+            "update is keyed on the subject's representation. The paper's models are "
+            "50 times larger, with proportionally fewer neurons per edit"
+        ),
     ),
-    # The 95% paired bootstrap interval over the edits of FiNE's relation specificity
-    # minus ROME's (the same subject, other relations).
     "relation-better": ClaimSpec(
         "FiNE keeps the subject's other relations better than ROME (95% interval above 0)",
         paper="FiNE's Figure 1: ROME and MEMIT 'perform poorly in locality "
@@ -159,6 +184,39 @@ CLAIMS: dict[str, ClaimSpec] = {
             why="FiNE ahead at all: the claim is the sign of the difference, not its size",
         ),
         control="ROME's edits of the same facts, paired by edit",
+        rests_on=("edits-made",),
+    ),
+    "distract-better": ClaimSpec(
+        "FiNE keeps neighbours' answers after the edited sentence better than ROME "
+        "(95% interval above 0)",
+        paper="higher locality than ROME and MEMIT on every KnowEdit dataset",
+        rule=Margin(
+            above=0,
+            why="FiNE ahead at all: the claim is the sign of the difference, not its size",
+        ),
+        control="ROME's edits of the same facts, paired by edit",
+        rests_on=("edits-made",),
+        gap=Gap(
+            "expected miss (mechanism): a distract prompt is the edited sentence followed "
+            "by a neighbour's prompt of the same relation, so the late-layer neurons "
+            "that can write the new answer for other subjects meet it here too"
+        ),
+    ),
+    # The authors' random-neuron ablation: the 95% paired bootstrap interval over the
+    # edits of FiNE's efficacy minus that of the same update on as many random neurons
+    # in the same layers.
+    "located-beats-random": ClaimSpec(
+        "FiNE's located neurons make the edit more often than as many random neurons "
+        "in the same layers, trained the same way (95% interval above 0)",
+        paper="precise localisation is what makes the edit: the authors' ablation "
+        "with randomly selected neurons (their code's 'random' setting; its numbers "
+        "not retrieved here)",
+        rule=Margin(
+            above=0,
+            why="located neurons ahead at all: the claim is the sign of the difference",
+        ),
+        control="FiNE's update on random neurons of the same layers, paired by edit",
+        rests_on=("edits-made",),
     ),
     # FiNE's median wall and CPU time per edit over ROME's, the two timed in alternation.
     "faster": ClaimSpec(
@@ -166,7 +224,8 @@ CLAIMS: dict[str, ClaimSpec] = {
         paper="FiNE's editing time is below ROME's and MEMIT's",
         rule={"wall": Bound(lt=1), "CPU": Bound(lt=1)},
         control="ROME's time per edit, timed in alternation with FiNE's",
+        rests_on=("edits-made",),
     ),
 }
-"""Claim id -> what the claim says, what decides it and what it is measured against;
-FiNE declares no gap."""
+"""Claim id -> what the claim says, what decides it and what it is measured against,
+and the gaps expected at this scale."""

@@ -1,6 +1,6 @@
 """FiNE against ROME: the edits timed in alternation (and reused afterwards), the two
-methods' scores paired by edit, the neuron counts of the sweep, and ROME's edits
-written again with ``C`` from fewer tokens."""
+methods' scores paired by edit, the unedited model's efficacy, the neuron counts of the
+sweep, and ROME's edits written again with ``C`` from fewer tokens."""
 
 from __future__ import annotations
 
@@ -64,12 +64,13 @@ def c_sweep(
     rome_edit: Callable[[editing.Request], editing.Edit],
     moments: dict[int, torch.Tensor],
     layer: int,
+    records: Sequence[dict[str, Any]],
 ) -> dict[int, list[dict[str, Any]]]:
-    """ROME's edits of ``cases`` written again with ``C`` estimated from each number of
-    tokens in ``moments`` (:func:`iclr25.editing.second_moments`): ``v*`` and ``k*`` do
-    not depend on ``C``, so each is reused from ``rome_edit`` and only the rank-one update
-    changes. The records of :func:`iclr25.editing.run_cases` per token count (no
-    fluency)."""
+    """ROME's edits of ``cases`` written again with ``C`` estimated from each smaller
+    number of tokens in ``moments`` (:func:`iclr25.editing.second_moments`): ``v*`` and
+    ``k*`` do not depend on ``C``, so each is reused from ``rome_edit`` and only the
+    rank-one update changes. The records of :func:`iclr25.editing.run_cases` per token
+    count (no fluency); the largest count is ROME's own ``records``, with all tokens."""
 
     def editor(C: torch.Tensor) -> Callable[[editing.Request], editing.Edit]:
         def fn(request: editing.Request) -> editing.Edit:
@@ -78,9 +79,22 @@ def c_sweep(
 
         return fn
 
-    editors = {n: editor(editing.regularised(C)) for n, C in sorted(moments.items())}
+    *fewer, full = sorted(moments)
+    editors = {n: editor(editing.regularised(moments[n])) for n in fewer}
     runs, _ = editing.run_cases(lm, cases, editors, n_tokens=0, progress=False)
-    return {n: [r for r in runs if r["method"] == n] for n in editors}
+    return {**{n: [r for r in runs if r["method"] == n] for n in editors}, full: list(records)}
+
+
+def unedited_efficacy(lm: llm.LM, cases: Sequence[editing.Case]) -> np.ndarray:
+    """Per case, the unedited model's efficacy: the share of the new object's tokens it
+    already predicts on the rewrite prompt under teacher forcing (the setup's control)."""
+    predicted = editing.predict(lm, [(c.request.prompt, c.request.target) for c in cases])
+    return np.array(
+        [
+            editing.token_accuracy([p], [lm.tokens(c.request.target)])
+            for p, c in zip(predicted, cases, strict=True)
+        ]
+    )
 
 
 def sweep_ks(k_max: int) -> list[int]:

@@ -56,6 +56,15 @@ def locate(
     return neurons, predicted
 
 
+def random_neurons(
+    per_token: Sequence[Sequence[tuple[int, int]]], d_mlp: int, rng: np.random.Generator
+) -> list[list[tuple[int, int]]]:
+    """The control of the authors' ablation (``random`` in their ``execute_fine``): as
+    many neurons per target token as ``per_token`` holds, each in the same layer as the
+    located one, its index drawn uniformly from the layer's ``d_mlp``."""
+    return [[(l, int(rng.integers(d_mlp))) for l, _ in token] for token in per_token]
+
+
 def fine_loss(
     logp: torch.Tensor,
     reference: torch.Tensor,
@@ -99,12 +108,17 @@ def fine(
     gamma: float = 0.1,
     early_stop: float = 0.9,
     frozen_last: int = 3,
+    random: np.random.Generator | None = None,
 ) -> editing.Edit:
     """FiNE's edit: locate ``k`` neurons per target token, learn their value-vector
     updates (Adam on :func:`fine_loss`, stopping once every target token's probability
-    exceeds ``early_stop``), return the edit."""
+    exceeds ``early_stop``), return the edit. With a generator ``random``, the located
+    neurons are swapped for :func:`random_neurons` in the same layers (the control)."""
     start = time.perf_counter()
     per_token, predicted = locate(lm, request.prompt, request.target, k, frozen_last)
+    if random is not None:
+        d_mlp = llm.down_proj(lm, 0).weight.shape[1]
+        per_token = random_neurons(per_token, d_mlp, random)
     neurons = [n for token in per_token for n in token]  # a neuron may appear twice
     layers = sorted({l for l, _ in neurons})
     slots = {l: [j for j, (m, _) in enumerate(neurons) if m == l] for l in layers}
@@ -150,7 +164,7 @@ def fine(
             delta[:, columns_l.index(i)] += deltas[j].detach()
         changes.append(editing.Change(l, delta, columns_l))
     return editing.Edit(
-        "FiNE",
+        "FiNE" if random is None else "random",
         request,
         changes,
         time.perf_counter() - start,
