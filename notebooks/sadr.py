@@ -25,10 +25,9 @@
 # back into the edited model to see what it repairs.
 
 # %% tags=["parameters"]
-n_edits = 6
+n_edits = 20
 n_neighbours = 4
-rome_steps = 20
-sadr_steps = 40
+steps = 12
 attn_weight = 0.01
 n_trace = 4
 c_texts = 512
@@ -43,6 +42,7 @@ import numpy as np
 
 from iclr25 import core, editing, llm
 from iclr25.chapters import sadr
+from iclr25.core import stats
 
 p = core.chapter("sadr", globals())
 chapter_start = time.perf_counter()
@@ -58,11 +58,13 @@ chapter_start = time.perf_counter()
 #
 # To see attention, we need its weights, and to test the paper's explanation we need
 # to *replace* them. transformers routes every attention layer through a function
-# looked up in its `AttentionInterface`; we register an eager-equivalent one that
-# records each layer's weights, or puts given weights in their place:
+# looked up in its `AttentionInterface`; the book's model access (`iclr25.llm`)
+# registers an eager-equivalent one, so that each layer's attention weights are a site
+# `("attn_weights", layer)` that `llm.reading` hands out (with gradients) and
+# `llm.writing` replaces, like the residual stream or an MLP's output:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
-# :pyobject: recording_attention
+# ```{literalinclude} ../lib/iclr25/llm/sites.py
+# :pyobject: sited_attention
 # ```
 #
 # SADR's term compares, for each rewrite prompt, every head's attention over the keys
@@ -82,19 +84,22 @@ chapter_start = time.perf_counter()
 # SADR's $v^*$ is ROME's objective plus $w$ times this term, summed over the layers
 # above the edit (those below cannot change) and averaged over the rewrite prompts;
 # the authors use $w = 100 \times 10^{-4}$ and 80 steps instead of ROME's 20 (the
-# book takes `sadr_steps`). ROME's rank-one update then writes it. In code, the term
-# is a `Penalty` handed to ROME's own `rome_v`: a context the model runs in (here the
-# recording attention) and a loss on what it recorded.
+# book gives both `steps`). ROME's rank-one update then writes it. In code, the term
+# is a `Penalty` handed to ROME's own `rome_v`: a context the model runs in (here one
+# that reads the attention weights) and a loss on what it read.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
 # :pyobject: sadr_v
 # ```
 #
 # The paper's test that drift causes the leak: run the *edited* model with the
-# unedited model's attention weights put back in every layer above the edit.
+# unedited model's attention weights put back in every layer above the edit. Two more
+# restorations split the path the new object takes: the attention of the hinge's heads
+# only, and the edited MLP's output at the subject's last token (the value every head
+# above reads there), which leaves only the update's effect at the other tokens.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
-# :pyobject: restore_attention
+# :pyobject: restored_margins
 # ```
 #
 # The scores are CounterFact's accuracy, as ROME's summarize script computes it (the
@@ -148,28 +153,25 @@ print("distract:", case.distract[0])
 # %% [markdown]
 # ## ROME and SADR
 #
-# Each fact is edited by ROME (20 steps) and by SADR (`sadr_steps`, weight
-# `attn_weight`), and by a control: ROME's objective with SADR's steps (weight 0),
-# which tells what SADR owes to its term from what it owes to the extra steps. The
-# edits are kept in the model cache, like trained models; the times are those of the
-# run that made them (ROME's exclude causal tracing and $C$).
+# Each fact is edited by ROME and by SADR (weight `attn_weight`) with the same number
+# of steps (`steps`): ROME is then SADR's control, its objective at SADR's steps with
+# the term's weight at 0, and SADR minus ROME is what the term itself does. The edits
+# are kept in the model cache, like trained models; the times are those of the run
+# that made them (ROME's exclude causal tracing and $C$).
 
 # %%
 editors = {
-    "ROME": partial(editing.rome, lm, layer=layer, C=C, steps=p.rome_steps),
-    "SADR": partial(sadr.sadr, lm, layer=layer, C=C, steps=p.sadr_steps,
+    "ROME": partial(editing.rome, lm, layer=layer, C=C, steps=p.steps),
+    "SADR": partial(sadr.sadr, lm, layer=layer, C=C, steps=p.steps,
                     attn_weight=p.attn_weight),
-    "control": partial(editing.rome, lm, layer=layer, C=C,
-                       steps=p.sadr_steps),
 }
 config = {"seed": p.seed, "layer": layer, "c_texts": p.c_texts,
-          "rome_steps": p.rome_steps, "sadr_steps": p.sadr_steps,
-          "attn_weight": p.attn_weight, "chapter": "sadr"}
+          "steps": p.steps, "attn_weight": p.attn_weight, "chapter": "sadr"}
 made = editing.kept_edits(lm, [c.request for c in cases], editors, config)
 edits = {m: [made[m](c.request) for c in cases] for m in editors}
 for m, es in edits.items():
     print(f"{m}: median {np.median([e.seconds for e in es]):.1f} s per "
-          f"edit, steps {[e.info['steps'] for e in es]}")
+          f"edit, steps {sorted({e.info['steps'] for e in es})}")
 terms = [max(e.info["attention_loss"]) for e in edits["SADR"]]
 print("SADR's largest attention term per edit:", np.round(terms, 3))
 
@@ -177,8 +179,7 @@ print("SADR's largest attention term per edit:", np.round(terms, 3))
 # ## Does the edit leak?
 #
 # Each model's CounterFact accuracy and mean margin, per score, over all probes of all
-# edits: the unedited model, ROME, SADR and the control, beside the paper's GPT-J
-# row.
+# edits: the unedited model, ROME and SADR, beside the paper's GPT-J row.
 
 # %%
 per_case = {"unedited": editing.counterfact_margins(lm, cases)}
@@ -196,109 +197,134 @@ for m, g in pooled.items():
     print(f"{m:9s}" + "".join(f"{acc[m][s]:7.2f} ({g[s].mean():+6.2f})"
                               for s in editing.COUNTERFACT))
 print("probes per score:", {s: len(v) for s, v in pooled["ROME"].items()})
-hits = int((pooled["ROME"]["ES"] > 0).sum())
-print(f"ROME writes the new object on {hits} of {len(cases)} rewrites")
-if hits < 0.9 * len(cases):
-    print("ROME's efficacy is below 0.9: the comparison rests on edits "
-          "that did not take; estimate C from more text (-p c_texts=2048)")
 sadr.metrics_figure(acc, len(cases)).show()
 
 # %% [markdown]
-# The paper's claims on this table: SADR's relation specificity and distract
-# neighbourhood are at least ROME's (mean margin and accuracy), and SADR gives up at
-# most 0.05 of efficacy, 0.10 of paraphrase accuracy and 0.05 of neighbourhood
-# accuracy. With a handful of edits, one probe moves an accuracy by a large step
-# (the probe counts are printed above), so the margins are shown beside it.
+# The setup claim: ROME makes the edit, on most rewrite prompts the new object is
+# preferred after it (a share with its Wilson interval).
 
 # %%
-def diff(score, base="ROME"):
-    return {"margin": pooled["SADR"][score].mean()
-            - pooled[base][score].mean(),
-            "accuracy": acc["SADR"][score] - acc[base][score]}
+hits = int((pooled["ROME"]["ES"] > 0).sum())
+core.claim("rome-edits", estimate=stats.share(hits, len(cases)),
+           measured=f"ROME writes the new object on {hits} of "
+                    f"{len(cases)} rewrites");
+
+# %% [markdown]
+# The paper's claims on this table, each decided over the edits by a paired bootstrap
+# interval: SADR raises each edit's mean margin on relation specificity and distract
+# neighbourhood over ROME at equal steps, and gives up less than 0.05 of efficacy,
+# 0.10 of paraphrase accuracy and 0.05 of neighbourhood accuracy per edit.
+
+
+# %%
+def per_edit(m, score, f=np.mean):
+    return np.array([f(g[score]) if len(g[score]) else np.nan
+                     for g in per_case[m]])
+
+
+def paired(score, a, b, f=np.mean):
+    x, y = per_edit(a, score, f), per_edit(b, score, f)
+    keep = ~np.isnan(x) & ~np.isnan(y)
+    return stats.paired_difference(x[keep], y[keep], seed=p.seed)
 
 
 for cid, score in (("sadr-rs", "RS"), ("sadr-dns", "DNS")):
-    d = diff(score)
-    core.claim(
-        cid, value=d,
-        measured=f"SADR - ROME: margin {d['margin']:+.2f} nats, accuracy "
-                 f"{d['accuracy']:+.2f} ({score} {acc['ROME'][score]:.2f} -> "
-                 f"{acc['SADR'][score]:.2f})")
-drop = {s: acc["ROME"][s] - acc["SADR"][s] for s in ("ES", "PS", "NS")}
-core.claim(
-    "sadr-keeps", value=drop,
-    measured="ROME - SADR: " + ", ".join(f"{s} {v:+.2f}"
-                                         for s, v in drop.items()));
-
-# %% [markdown]
-# The control has SADR's steps and no attention term: SADR minus the control is what
-# the term itself does, SADR minus ROME what the term and the extra steps do together.
-
-# %%
-for score in ("RS", "DNS"):
-    for base in ("ROME", "control"):
-        d = diff(score, base)
-        print(f"{score}: SADR - {base:7s} margin {d['margin']:+.2f} nats, "
-              f"accuracy {d['accuracy']:+.2f}")
+    e = paired(score, "SADR", "ROME")
+    a = paired(score, "SADR", "ROME", editing.counterfact_accuracy)
+    core.claim(cid, estimate=e,
+               measured=f"SADR - ROME, {score} margin per edit: {e} nats; "
+                        f"accuracy {a.value:+.2f} "
+                        f"[{a.low:+.2f}, {a.high:+.2f}]")
+for score in ("ES", "PS", "NS"):
+    e = paired(score, "ROME", "SADR", editing.counterfact_accuracy)
+    core.claim(f"sadr-keeps-{score.lower()}", estimate=e,
+               measured=f"ROME - SADR, {score} accuracy per edit: {e}")
 
 # %% [markdown]
 # ## Attention drift
 #
 # On each distract prompt ("The capital of France is the city of Rome. The capital of
 # Spain is the city of"), every head's attention from the last token to the edited
-# subject's last token, before and after each edit, for the heads above the edit.
-# Averaged over all distract prompts; a filled marker is a head that attends to the
-# subject more than any head of its layer did before (the heads SADR's hinge targets).
+# subject's last token, before and after each edit, for the heads above the edit. The
+# hinge's heads are those that attend to the subject more than any head of their layer
+# did before the edit. Any change to the subject's value moves attention, so drift is
+# measured against a control: ROME's update written for a random $v^*$ at the same
+# distance from the unedited value as ROME's.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/sadr/method.py
+# :pyobject: random_edit
+# ```
 
 # %%
 above = list(range(layer + 1, lm.n_layers))
-methods = ("ROME", "SADR")
-att = {m: [] for m in ("unedited", *methods)}
+edited = {**edits, "random v*": [sadr.random_edit(lm, e, C, p.seed + i)
+                                 for i, e in enumerate(edits["ROME"])]}
+att = {m: [] for m in ("unedited", *edited)}
 for i, c in enumerate(cases):
     prompts = [q for q, _ in c.distract]
     s = c.request.subject
     att["unedited"].append(sadr.subject_attention(lm, prompts, s))
-    for m in methods:
-        with editing.applied(lm, edits[m][i]):
+    for m in edited:
+        with editing.applied(lm, edited[m][i]):
             att[m].append(sadr.subject_attention(lm, prompts, s))
 att = {m: np.concatenate([a.numpy() for a in v])[:, above]
        for m, v in att.items()}  # [prompt, layer above, head]
 mean = {m: a.mean(0) for m, a in att.items()}
-sadr.drift_figure(mean["unedited"], {m: mean[m] for m in methods},
+sadr.drift_figure(mean["unedited"], {m: mean[m] for m in edited},
                   above).show()
-for m in methods:
-    per_prompt = sadr.heads_above(att["unedited"], att[m]).sum((1, 2))
-    print(f"{m}: mean attention to the subject {mean['unedited'].mean():.4f}"
-          f" -> {mean[m].mean():.4f}; heads above their layer's maximum per "
-          f"prompt: {per_prompt.min()}-{per_prompt.max()} of "
-          f"{np.prod(att[m].shape[1:])}")
+counts = {m: sadr.heads_above(att["unedited"], att[m]).sum((1, 2))
+          for m in edited}
+for m in edited:
+    print(f"{m:9s} mean attention to the subject "
+          f"{mean['unedited'].mean():.4f} -> {mean[m].mean():.4f}; heads "
+          f"above their layer's maximum per prompt: mean "
+          f"{counts[m].mean():.1f} of {np.prod(att[m].shape[1:])}")
 
 # %% [markdown]
-# The claim: ROME raises the mean attention to the subject over these heads and
-# prompts (after minus before, above 0).
+# The claim: per distract prompt, ROME's edit puts more heads above their layer's
+# unedited maximum than the random edit does (paired over prompts; the unedited model
+# has none by definition).
 
 # %%
-rise = float(mean["ROME"].mean() - mean["unedited"].mean())
-core.claim(
-    "drift", value=rise,
-    measured=f"mean attention after - before: {rise:+.4f}");
+core.claim("drift",
+           estimate=stats.paired_difference(counts["ROME"],
+                                            counts["random v*"], seed=p.seed),
+           measured="heads above the maximum per prompt, ROME - random v*");
 
 # %% [markdown]
-# ## Putting the attention back
+# ## Putting parts of the unedited model back
 #
 # If drift carries the new object into the distract prompts, the edited model run with
 # its unedited attention weights (every layer above the edit) should prefer the true
-# object again. Each distract probe's margin: unedited, ROME, and ROME with the
-# attention restored. The slider moves over the edits.
+# object again. Two sets of distract probes: CounterFact's (the edited sentence, with
+# the new object, then a neighbour's prompt) and the official demo's, a neutral
+# mention ("France is famous. The capital of Spain is the city of"). Each probe's
+# margin: unedited, ROME, and ROME with the attention of every head above the edit,
+# of the hinge's heads only, or the subject's value restored. The slider moves over
+# the edits (CounterFact's probes).
 
 # %%
-dns = {"unedited": [], "ROME": [], "ROME, attention restored": []}
-for i, c in enumerate(cases):
-    probes = editing.counterfact_probes(c)["DNS"]
-    dns["unedited"].append(per_case["unedited"][i]["DNS"])
-    dns["ROME"].append(per_case["ROME"][i]["DNS"])
-    dns["ROME, attention restored"].append(
-        sadr.restore_attention(lm, edits["ROME"][i], probes, layer))
+def margins(probes):
+    nll = editing.mean_nll(lm, [(q, r) for q, r, _ in probes]
+                           + [(q, w) for q, _, w in probes])
+    return nll[len(probes):] - nll[: len(probes)]
+
+
+sets = {"DNS": lambda c: editing.counterfact_probes(c)["DNS"],
+        "neutral": sadr.neutral_probes}
+dns = {k: {m: [] for m in ("unedited", "ROME", *sadr.RESTORED)}
+       for k in sets}
+for c, e in zip(cases, edits["ROME"]):
+    for k, probes_of in sets.items():
+        probes = probes_of(c)
+        dns[k]["unedited"].append(margins(probes))
+        with editing.applied(lm, e):
+            dns[k]["ROME"].append(margins(probes))
+        for part in sadr.RESTORED:
+            dns[k][part].append(
+                sadr.restored_margins(lm, e, probes, layer, part))
+
+# %%
 names = [f"{c.fact.subject}: {c.fact.object} -> {c.request.new}"
          for c in cases]
 
@@ -306,26 +332,40 @@ names = [f"{c.fact.subject}: {c.fact.object} -> {c.request.new}"
 def margins_of(name):
     i = names.index(name)
     labels = [q.split(". ")[-1] for q, _ in cases[i].distract]
-    return sadr.margins_figure(labels, {k: v[i] for k, v in dns.items()},
+    shown = {("ROME, " + k + " restored" if k in sadr.RESTORED else k): v[i]
+             for k, v in dns["DNS"].items()}
+    return sadr.margins_figure(labels, shown,
                                f"Distract margins, edit {name}")
 
 
 core.explore(margins_of, names, "edit")
 
 # %% [markdown]
-# The claim: over the distract probes ROME lowered by more than 0.5 nats, restoring the
-# attention wins back at least 30% of ROME's mean margin drop.
+# Over the probes ROME lowered by more than 0.5 nats, each probe's share of its drop
+# that a restoration wins back (0: none, 1: all), mean with its bootstrap interval:
 
 # %%
-flat = {k: np.concatenate(v) for k, v in dns.items()}
-share, n_hit = sadr.recovered(flat["unedited"], flat["ROME"],
-                              flat["ROME, attention restored"])
-means = {k: v.mean() for k, v in flat.items()}
-core.claim(
-    "restore-recovers", value=share,
-    measured=f"{share:.0%} of the drop over {n_hit} of {len(flat['ROME'])} "
-             "probes; mean margins " + ", ".join(
-                 f"{k} {v:+.2f}" for k, v in means.items()));
+flat = {k: {m: np.concatenate(v) for m, v in d.items()}
+        for k, d in dns.items()}
+share = {k: {part: sadr.recovered(f["unedited"], f["ROME"], f[part])
+             for part in sadr.RESTORED} for k, f in flat.items()}
+for k, by_part in share.items():
+    print(f"{k}: mean margins " + ", ".join(
+        f"{m} {v.mean():+.2f}" for m, v in flat[k].items()))
+    for part, x in by_part.items():
+        print(f"  {part:13s} restored: {stats.mean(x, seed=p.seed)}")
+
+# %% [markdown]
+# The claims: restoring the unedited attention above the edit wins back at least 30%
+# of ROME's drop, on either set of distract probes.
+
+# %%
+for cid, k in (("restore-recovers", "DNS"),
+               ("restore-recovers-neutral", "neutral")):
+    x = share[k]["attention"]
+    core.claim(cid, estimate=stats.mean(x, seed=p.seed),
+               measured=f"share of the drop won back over {len(x)} of "
+                        f"{len(flat[k]['ROME'])} probes")
 
 # %% [markdown]
 # ## The editor
@@ -339,7 +379,7 @@ core.claim(
 # %%
 relation_of = {c.request: c.fact.relation for c in cases}
 gallery, before_of = {}, {}
-for m in methods:
+for m in editors:
     for e in edits[m][:3]:
         d = sadr.distract_prompt(e.request, relation_of[e.request], known)
         b = sadr.subject_attention(lm, [d], e.request.subject)[0].numpy()
@@ -377,44 +417,48 @@ def editor_figure(value):
     return sadr.heatmap_figure(b, a, f"attention to the subject after {d!r}")
 
 
-live = editing.editor_widget(lm, {m: watched(m) for m in methods}, known)
+live = editing.editor_widget(lm, {m: watched(m) for m in editors}, known)
 core.explore(editor_figure, list(gallery), "edit", live=live);
 
 # %% [markdown]
 # ## Claims
-#
-# Only mid-sentence subjects are edited (see *Which facts* below), and a
-# control with ROME's objective and SADR's steps separates what the
-# attention term does from what the extra steps do. `restore-recovers` is a
-# gap the registry marks as declared after a run had missed it, with its
-# diagnosis in the table. The claims are one draw of six edits at seed 0, on
-# few probes.
 
 # %%
 core.claims_table()
 print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 
 # %% [markdown]
+# **What the claims say.** Only mid-sentence subjects are edited (see *Which
+# facts* below). ROME and SADR take the same number of steps, so SADR minus
+# ROME is what the attention term does; each comparison is a paired bootstrap
+# interval over the edits (drift: over the distract prompts, against a random
+# edit of the same size). `restore-recovers` is a gap the registry marks as
+# declared after a run had missed it; `restore-recovers-neutral` a gap
+# declared before its run.
+
+# %% [markdown]
 # ## What differs from the paper
 #
-# * **Model and data.** The paper edits GPT-J (and Llama-3-8B, GPT-NeoX with MEMIT {cite:p}`meng2023memit` and
-#   PMET) on CounterFact's 2,000 cases; we edit SmolLM2-135M with ROME only, on six
-#   facts of our own country templates (`n_edits`), each with four neighbour and
-#   distract prompts. CounterFact itself cannot be had offline. With so few probes an
-#   accuracy moves in large steps, so the mean margins are reported beside it.
+# * **Model and data.** The paper edits GPT-J (and Llama-3-8B, GPT-NeoX with MEMIT
+#   {cite:p}`meng2023memit` and PMET) on CounterFact's 2,000 cases; we edit
+#   SmolLM2-135M with ROME only, on `n_edits` facts of our own country templates,
+#   each with four neighbour and distract prompts. CounterFact itself cannot be had
+#   offline. With so few probes an accuracy moves in large steps, so the comparisons
+#   of RS and DNS are decided on each edit's mean margin, the accuracy beside it.
 # * **Which facts.** Only facts whose rewrite prompt has text before the subject are
 #   edited: SmolLM2 has no beginning-of-text token, and a subject at the first
 #   position (the attention sink) cannot be edited there (see above). CounterFact's
 #   prompts often start with the subject; GPT-J's edits reach it there.
-# * **Steps.** SADR takes `sadr_steps` = 40 steps, not the authors' 80, to fit six
-#   edits (four at 80 would give too few probes) in the book's time; the
-#   control (ROME's objective, SADR's steps) is ours, the
-#   ablation the paper's comparison with ROME leaves open.
+# * **Steps.** The authors give SADR 80 steps and ROME 20, so their comparison mixes
+#   the term with the extra steps. Here both take `steps` = 12: ROME is SADR's control
+#   at equal steps. Twelve, not 20 or 80, because one step costs the CPU-seconds that
+#   the times per edit above show divided by the steps, and two editors times twenty
+#   edits at 80 steps would take many times the book's budget for the chapter. The
+#   term has fewer steps to act here than in the paper.
 # * **ROME** is the FiNE chapter's: the layer from our causal tracing, three fixed
-#   context prefixes, and $C$ from about 58,000 tokens the model samples itself (ROME:
-#   100,000 Wikipedia samples). Where ROME misses the new object on a rewrite (the
-#   count is printed under the table), a larger sample for $C$ (`c_texts`) is the
-#   first thing to try; the book keeps the FiNE chapter's, estimated once for both.
+#   context prefixes (the authors' hparams sample about twenty; each prefix is one
+#   more prompt in every step), and $C$ from about 58,000 tokens the model samples
+#   itself (ROME: 100,000 Wikipedia samples), estimated once for both chapters.
 #   ROME's and SADR's $v^*$ follow ROME's and the authors' `compute_v.py` (Adam at
 #   rate 0.5, the clamp at four times $|v|$, the KL and weight-decay factors; SADR's
 #   hinge, $\epsilon$ added to both distributions, the weight $100 \times 10^{-4}$),
@@ -426,22 +470,25 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 #   iteration.
 # * **The live editor** offers ROME and SADR; FiNE lives in its own chapter, and a
 #   chapter never imports another.
-# * **Attention** is read and replaced through transformers' `AttentionInterface`
-#   with an eager-equivalent function, which matches the default (sdpa) attention to
-#   within $10^{-5}$ (a unit test).
-# * **Drift** is measured at the distract prompt's last token on the subject's last
-#   token, averaged over all heads above the edit; the paper's analysis looks at the
-#   heads that over-attend, which the figure marks.
+# * **Attention** is read and replaced through the `attn_weights` sites of
+#   `iclr25.llm`, an eager-equivalent attention registered with transformers'
+#   `AttentionInterface` (its unit tests check it against the default attention).
+# * **Drift** is counted as the paper's hinge defines it: heads above the edit whose
+#   attention from the distract prompt's last token to the subject's last token
+#   exceeds the largest of their layer before the edit, against a random $v^*$ at
+#   ROME's distance (ours; the paper shows drift without a control).
+# * **Restoration.** Beside the paper's test (all attention above the edit), the
+#   hinge's heads alone and the subject's value are restored, and the official demo's
+#   neutral-mention prompts are probed beside CounterFact's.
 #
 # ## Going further
 #
-# More edits (the paper: 2,000), the authors' 80 steps (the control follows them),
-# and the weight of the term:
+# More edits (the paper: 2,000), the authors' steps, and the weight of the term:
 #
 # ```
-# python -m iclr25 run sadr -p n_edits=100 -p sadr_steps=80
+# python -m iclr25 run sadr -p n_edits=100 -p steps=80
 # python -m iclr25 run sadr -p attn_weight=0.0   # and 0.005, 0.02
 # ```
 #
-# A run of 100 edits makes 100 ROME, 100 SADR and 100 control edits; the times per
-# edit printed above say how long (a GPU makes them fast).
+# A run of 100 edits makes 100 ROME and 100 SADR edits; the times per edit printed
+# above say how long (a GPU makes them fast).

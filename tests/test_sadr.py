@@ -1,7 +1,8 @@
-"""Unit tests of the SADR chapter's module, iclr25.chapters.sadr: the recording attention
-(equal to sdpa, and the identity when it puts a model's own weights back), the hinge and
-the attention term, SADR's v* (ROME's when the term is off), the restored-attention
-margins, the bad inputs and the figures, on a small random model."""
+"""Unit tests of the SADR chapter's module, iclr25.chapters.sadr: the attention-weight
+sites it reads (putting a model's own weights back is the identity), the hinge and the
+attention term, SADR's v* (ROME's when the term is off), the random edit of ROME's size,
+the neutral probes, the restored margins, the bad inputs, the figures and the registry,
+on a small random model."""
 
 import numpy as np
 import pytest
@@ -26,36 +27,25 @@ def tiny(editing_vocabulary):
     return lm
 
 
-def test_recording_attention_matches_sdpa(tiny):
+def test_weight_sites_read_and_put_back_are_the_identity(tiny):
     batch = llm.encode(tiny, [PROMPT, DISTRACT])  # left-padded: the mask matters
+    sites = sadr.weight_sites(range(4))
     with torch.no_grad():
-        reference = tiny.model(**batch.inputs()).logits
-        with sadr.attention(tiny) as weights:
-            recorded = tiny.model(**batch.inputs()).logits
-    assert tiny.model.config._attn_implementation == "sdpa"  # restored on exit
-    assert sorted(weights) == [0, 1, 2, 3]
-    assert weights[0].shape == (2, 2, batch.input_ids.shape[1], batch.input_ids.shape[1])
-    real = batch.attention_mask.bool()
-    torch.testing.assert_close(recorded[real], reference[real], atol=1e-5, rtol=1e-5)
-    # each real query's weights sum to 1 and give nothing to padding or the future
-    w = weights[2][1]
-    torch.testing.assert_close(w[:, real[1]].sum(-1), torch.ones(2, int(real[1].sum())))
-    assert float(w.triu(1).abs().max()) == 0
-
-
-def test_restoring_the_models_own_weights_is_the_identity(tiny):
-    batch = llm.encode(tiny, [PROMPT, DISTRACT])
-    with torch.no_grad():
-        with sadr.attention(tiny) as weights:
-            plain = tiny.model(**batch.inputs()).logits
-        kept = {l: w.clone() for l, w in weights.items()}
-        with sadr.attention(tiny, replace=kept):
+        plain = tiny.model(**batch.inputs()).logits
+        with llm.reading(tiny, sites) as seen:
+            tiny.model(**batch.inputs())
+        kept = {s: w.clone() for s, w in seen.items()}
+        with llm.writing(tiny, {s: (lambda w, k=kept[s]: k) for s in sites}):
             restored = tiny.model(**batch.inputs()).logits
-        # and replacing does change the output when the weights differ
-        with sadr.attention(tiny, replace={1: kept[1].flip(0)}):
-            swapped = tiny.model(**batch.inputs()).logits
-    torch.testing.assert_close(restored, plain, atol=0, rtol=0)
-    assert not torch.allclose(swapped, plain)
+    assert tiny.model.config._attn_implementation == "sdpa"  # restored on exit
+    assert seen["attn_weights", 0].shape == (
+        2,
+        2,
+        batch.input_ids.shape[1],
+        batch.input_ids.shape[1],
+    )
+    real = batch.attention_mask.bool()
+    torch.testing.assert_close(restored[real], plain[real], atol=1e-5, rtol=1e-5)
 
 
 def test_hinge_on_hand_made_tensors():
@@ -116,17 +106,59 @@ def test_sadr_edit_and_restored_margins(tiny):
         ((DISTRACT, " Tokyo"),),
         (),
     )
+    (unedited,) = editing.counterfact_margins(tiny, [case])
+    for part in sadr.RESTORED:
+        restored = sadr.restored_margins(tiny, edit, probes, 1, part)
+        assert restored.shape == (1,) and np.isfinite(restored).all()
+        # with no edit (a zero change), restoring any part is the identity
+        zero = editing.Edit("none", REQUEST, [editing.Change(1, torch.zeros(16, 32))])
+        got = sadr.restored_margins(tiny, zero, probes, 1, part)
+        assert got == pytest.approx(unedited["DNS"], abs=1e-5)
+
+
+def test_restoring_the_subject_value_undoes_the_update_there(tiny):
+    # an update that only moves keys at the subject's last token: restoring the subject's
+    # value there gives back the unedited margins
+    C = editing.regularised(torch.eye(32))
+    edit = editing.rome(tiny, REQUEST, 1, C, steps=5)
+    probes = [(DISTRACT, " Tokyo", " Rome")]
+    case = editing.Case(
+        editing.Fact("France", "capital", "Paris"), REQUEST, (), (), (), ((DISTRACT, " Tokyo"),), ()
+    )
+    (unedited,) = editing.counterfact_margins(tiny, [case])
     with editing.applied(tiny, edit):
         (edited,) = editing.counterfact_margins(tiny, [case])
-    restored = sadr.restore_attention(tiny, edit, probes, 1)
-    # the attention of the layers above the edit put back: the layer below is unchanged,
-    # so restoring every layer above is the unedited model's attention everywhere
-    assert restored.shape == (1,) and np.isfinite(restored).all()
-    (unedited,) = editing.counterfact_margins(tiny, [case])
-    assert edited["DNS"].shape == (1,)
-    # with the edit restored away (no edit: a zero change), restoring is the identity
-    zero = editing.Edit("none", REQUEST, [editing.Change(1, torch.zeros(16, 32))])
-    assert sadr.restore_attention(tiny, zero, probes, 1) == pytest.approx(unedited["DNS"], abs=1e-5)
+    value = sadr.restored_margins(tiny, edit, probes, 1, "subject value")
+    assert abs(value[0] - unedited["DNS"][0]) < abs(edited["DNS"][0] - unedited["DNS"][0])
+
+
+def test_random_edit_has_romes_distance_and_key(tiny):
+    C = editing.regularised(torch.eye(32))
+    edit = editing.rome(tiny, REQUEST, 1, C, steps=5)
+    control = sadr.random_edit(tiny, edit, C, seed=3)
+    W = llm.down_proj(tiny, 1).weight.detach()
+    v = W @ edit.info["k_star"]
+    size = float((edit.info["v_star"] - v).norm())
+    assert float((control.info["v_star"] - v).norm()) == pytest.approx(size, rel=1e-4)
+    torch.testing.assert_close(control.info["k_star"], edit.info["k_star"])
+    assert control.method == "random v*"
+    again = sadr.random_edit(tiny, edit, C, seed=3)
+    torch.testing.assert_close(again.info["v_star"], control.info["v_star"])
+
+
+def test_neutral_probes(facts):
+    case = editing.Case(
+        editing.Fact("France", "capital", "Paris"),
+        REQUEST,
+        (),
+        (("The capital of Japan is the city of", " Tokyo"),),
+        (),
+        (),
+        (),
+    )
+    assert sadr.neutral_probes(case) == [
+        ("France is famous. The capital of Japan is the city of", " Tokyo", " Rome")
+    ]
 
 
 def test_subject_attention_and_drift_helpers(tiny):
@@ -135,9 +167,9 @@ def test_subject_attention_and_drift_helpers(tiny):
     before = np.array([[0.1, 0.3], [0.2, 0.2]])
     after = np.array([[0.35, 0.1], [0.1, 0.25]])
     assert sadr.heads_above(before, after).tolist() == [[True, False], [False, True]]
-    share, n = sadr.recovered(np.array([0.0, 1.0]), np.array([-2.0, 0.9]), np.array([-1.0, 0.9]))
-    assert (share, n) == (0.5, 1)
-    assert np.isnan(sadr.recovered(np.zeros(2), np.zeros(2), np.zeros(2))[0])
+    shares = sadr.recovered(np.array([0.0, 1.0]), np.array([-2.0, 0.9]), np.array([-1.0, 0.9]))
+    assert shares.tolist() == [0.5]
+    assert len(sadr.recovered(np.zeros(2), np.zeros(2), np.zeros(2))) == 0
 
 
 def test_bad_inputs_are_clear_errors(tiny):
@@ -151,7 +183,9 @@ def test_bad_inputs_are_clear_errors(tiny):
         sadr.subject_attention(tiny, ["The capital of Japan is the city of"], "France")
     zero = editing.Edit("none", REQUEST, [editing.Change(1, torch.zeros(16, 32))])
     with pytest.raises(ValueError, match="does not contain the edited subject"):
-        sadr.restore_attention(tiny, zero, [("The capital of Japan is", " Tokyo", " Rome")], 1)
+        sadr.restored_margins(tiny, zero, [("The capital of Japan is", " Tokyo", " Rome")], 1)
+    with pytest.raises(ValueError, match="accepted: attention, hinge heads, subject value"):
+        sadr.restored_margins(tiny, zero, [(DISTRACT, " Tokyo", " Rome")], 1, "values")
 
 
 def test_figures():
@@ -171,7 +205,7 @@ def test_figures():
 def test_metrics_figure_with_the_control():
     ours = {m: {s: 0.5 for s in editing.COUNTERFACT} for m in sadr.METHOD_COLOURS}
     fig = sadr.metrics_figure(ours, 6)
-    assert len(fig.data) == 7 and fig.data[3].name == "control"
+    assert len(fig.data) == 7 and fig.data[3].name == "random v*"
 
 
 def test_only_facts_with_text_before_the_subject_are_edited():
@@ -202,23 +236,31 @@ def test_restoring_nothing_gives_the_edited_margins(tiny):
     with editing.applied(tiny, edit):
         (edited,) = editing.counterfact_margins(tiny, [case])
     # no layer above the last one: nothing is restored
-    same = sadr.restore_attention(tiny, edit, probes, tiny.n_layers - 1)
+    same = sadr.restored_margins(tiny, edit, probes, tiny.n_layers - 1)
     np.testing.assert_allclose(same, edited["DNS"], atol=1e-4)
     (unedited,) = editing.counterfact_margins(tiny, [case])
     assert not np.allclose(edited["DNS"], unedited["DNS"], atol=1e-3)  # the edit moved them
 
 
-def test_claims_quote_the_papers_table_and_decide_by_the_old_bounds():
-    assert list(sadr.CLAIMS) == ["sadr-rs", "sadr-dns", "sadr-keeps", "drift", "restore-recovers"]
+def test_claims_are_decided_by_intervals_against_margins():
+    assert list(sadr.CLAIMS) == [
+        "rome-edits",
+        "sadr-rs",
+        "sadr-dns",
+        "sadr-keeps-es",
+        "sadr-keeps-ps",
+        "sadr-keeps-ns",
+        "drift",
+        "restore-recovers",
+        "restore-recovers-neutral",
+    ]
     assert sadr.CLAIMS["sadr-rs"].paper == "GPT-J, ROME -> SADR: RS 11.94 -> 27.75 (Table 3)"
-    keeps = sadr.CLAIMS["sadr-keeps"].paper
-    assert keeps.startswith("GPT-J, ROME -> SADR: ES 99.88 -> 99.76, PS 99.58 -> 96.36")
-    assert all(f"{sadr.PAPER_GPTJ['SADR'][s]}" in keeps for s in ("ES", "PS", "NS"))
-    rule = {cid: spec.rule for cid, spec in sadr.CLAIMS.items()}
-    assert core.check_bound(rule["sadr-keeps"], {"ES": 0.05, "PS": 0.1, "NS": 0.0})
-    assert not core.check_bound(rule["sadr-keeps"], {"ES": 0.0, "PS": 0.11, "NS": 0.0})
-    assert not core.check_bound(rule["sadr-dns"], {"margin": 0.2, "accuracy": -0.01})
-    assert not core.check_bound(rule["drift"], 0.0) and core.check_bound(rule["drift"], 1e-4)
-    assert core.check_bound(rule["restore-recovers"], 0.3)
-    gap = sadr.CLAIMS["restore-recovers"].gap
-    assert gap.after_run and [c for c, s in sadr.CLAIMS.items() if s.gap] == ["restore-recovers"]
+    assert sadr.CLAIMS["rome-edits"].kind == "setup"
+    for cid, spec in sadr.CLAIMS.items():
+        assert isinstance(spec.rule, core.Margin), cid
+        assert cid == "rome-edits" or spec.rests_on == ("rome-edits",)
+    assert sadr.CLAIMS["sadr-keeps-ps"].rule.decide(-0.05, 0.09) == "holds"
+    assert sadr.CLAIMS["sadr-keeps-ns"].rule.decide(-0.05, 0.09) == "inconclusive"
+    assert sadr.CLAIMS["drift"].rule.decide(0.5, 3.0) == "holds"
+    gaps = {c: s.gap.after_run for c, s in sadr.CLAIMS.items() if s.gap}
+    assert gaps == {"restore-recovers": True, "restore-recovers-neutral": False}

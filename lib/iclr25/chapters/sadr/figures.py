@@ -20,7 +20,7 @@ METHOD_COLOURS = {
     "unedited": "#8c8c8c",
     "ROME": "#1f77b4",
     "SADR": "#d62728",
-    "control": "#9467bd",
+    "random v*": "#9467bd",
 }
 
 
@@ -88,10 +88,11 @@ def margins_figure(
     probes: Sequence[str], margins: Mapping[str, Sequence[float]], title: str
 ) -> go.Figure:
     """Each distract probe's margin (nats; > 0: the true object is preferred) under
-    each model in ``margins`` (unedited, ROME, ROME with the attention restored)."""
+    each model in ``margins`` (unedited, ROME, ROME with parts of the unedited model
+    restored; five at most)."""
     import plotly.graph_objects as go
 
-    colours = ["#8c8c8c", "#1f77b4", "#2ca02c"]
+    colours = ["#8c8c8c", "#1f77b4", "#2ca02c", "#ff7f0e", "#17becf"]
     numbers = [f"probe {i + 1}" for i in range(len(probes))]
     fig = go.Figure()
     for colour, (name, values) in zip(colours, margins.items()):

@@ -1,13 +1,12 @@
-"""SADR's method: the recording attention (transformers' ``AttentionInterface``), SADR's
-hinge, attention term, ``v*`` and edit, the drift of attention to the subject and the
-edited model run with its unedited attention put back (the package docstring gives the
-paper and its equations)."""
+"""SADR's method: SADR's hinge, attention term, ``v*`` and edit (the attention weights
+read through :mod:`iclr25.llm`'s ``attn_weights`` sites), the drift of attention to the
+subject against a random edit of the same size, and the edited model run with parts of
+the unedited one put back (the package docstring gives the paper and its equations)."""
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,80 +14,11 @@ import torch
 
 from iclr25 import editing, llm
 
-# ---------------------------------------------------------------------------------
-# Attention weights through transformers' AttentionInterface
-# ---------------------------------------------------------------------------------
 
-#: The name the recording attention is registered under.
-ATTENTION = "iclr25_recording"
-
-#: What the recording attention does now: ``record`` (layer -> weights, filled in) and
-#: ``replace`` (layer -> weights put in the computed ones' place).
-_STATE: dict[str, Any] = {"record": None, "replace": None}
-
-
-def recording_attention(
-    module: torch.nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    attention_mask: torch.Tensor | None,
-    scaling: float,
-    dropout: float = 0.0,
-    **kwargs: Any,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Eager attention, ``softmax(q k^T * scaling + mask) v``, whose weights
-    ``[batch, head, query, key]`` are recorded per layer, or replaced by given ones
-    (:func:`attention`)."""
-    from transformers.models.llama.modeling_llama import repeat_kv
-
-    groups = query.shape[1] // key.shape[1]
-    key, value = repeat_kv(key, groups), repeat_kv(value, groups)
-    scores = query @ key.transpose(2, 3) * scaling
-    if attention_mask is not None:
-        mask = attention_mask[..., : key.shape[-2]]
-        if mask.dtype == torch.bool:
-            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-        else:
-            scores = scores + mask
-    weights = scores.softmax(-1, dtype=torch.float32).to(query.dtype)
-    layer = module.layer_idx
-    if _STATE["replace"] is not None and layer in _STATE["replace"]:
-        weights = _STATE["replace"][layer].to(weights)
-    if _STATE["record"] is not None:
-        _STATE["record"][layer] = weights
-    out = (weights @ value).transpose(1, 2).contiguous()
-    return out, weights
-
-
-def _register() -> None:
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, eager_mask
-
-    AttentionInterface.register(ATTENTION, recording_attention)
-    AttentionMaskInterface.register(ATTENTION, eager_mask)
-
-
-@contextlib.contextmanager
-def attention(
-    lm: llm.LM, replace: Mapping[int, torch.Tensor] | None = None
-) -> Iterator[dict[int, torch.Tensor]]:
-    """Inside the block the model's attention is :func:`recording_attention`: the dict
-    handed out fills with each layer's weights (not detached) as the layers run, and the
-    weights of each layer in ``replace`` are put in place of the computed ones. A
-    :class:`iclr25.llm.LayerInput` for the block must be taken inside it (its mask is
-    the eager one)."""
-    _register()
-    config = lm.model.config
-    saved, state = config._attn_implementation, dict(_STATE)
-    record: dict[int, torch.Tensor] = {}
-    config._attn_implementation = ATTENTION
-    _STATE.update(record=record, replace=dict(replace) if replace else None)
-    try:
-        yield record
-    finally:
-        config._attn_implementation = saved
-        _STATE.update(state)
+def weight_sites(layers: Iterable[int]) -> list[tuple[str, int]]:
+    """The ``attn_weights`` sites of ``layers``: each layer's attention probabilities
+    ``[batch, head, query, key]``, read and written through :mod:`iclr25.llm`."""
+    return [("attn_weights", l) for l in layers]
 
 
 # ---------------------------------------------------------------------------------
@@ -161,9 +91,9 @@ def sadr_v(
     history: list[float] = []
 
     def term(
-        weights: dict[int, torch.Tensor], queries: list[int], subjects: torch.Tensor
+        seen: dict[Any, torch.Tensor], queries: list[int], subjects: torch.Tensor
     ) -> torch.Tensor:
-        now = {l: weights[l][: len(prefixes)] for l in above}  # not the essence prompt
+        now = {l: seen["attn_weights", l][: len(prefixes)] for l in above}  # no essence
         if not first:  # step 1: delta is 0, the unedited attention
             first.update({l: w.detach() for l, w in now.items()})
         attn = attention_loss(first, now, queries, subjects, hinge=hinge)
@@ -180,7 +110,7 @@ def sadr_v(
         weight_decay=weight_decay,
         clamp=clamp,
         prefixes=prefixes,
-        penalty=editing.Penalty(lambda: attention(lm), term),
+        penalty=editing.Penalty(lambda: llm.reading(lm, weight_sites(above)), term),
     )
     return v_star, k_star, taken, history
 
@@ -199,7 +129,7 @@ def sadr(
 
 
 # ---------------------------------------------------------------------------------
-# Drift, and the edited model with its unedited attention put back
+# Drift against a random edit; the edited model with parts of the unedited put back
 # ---------------------------------------------------------------------------------
 
 
@@ -208,7 +138,7 @@ def _check_subject(prompts: Sequence[str], subject: str) -> None:
         if subject not in prompt:
             raise ValueError(
                 f"the distract prompt {prompt!r} does not contain the edited subject "
-                f"{subject!r}; a distract prompt starts with the edited sentence"
+                f"{subject!r}; a distract prompt mentions the edited subject"
             )
 
 
@@ -219,46 +149,109 @@ def subject_attention(lm: llm.LM, prompts: Sequence[str], subject: str) -> torch
     _check_subject(prompts, subject)
     batch = llm.encode(lm, prompts)
     subj = editing.subject_columns(lm, prompts, subject, batch)
-    with attention(lm) as weights:
+    with llm.reading(lm, weight_sites(range(lm.n_layers))) as seen:
         lm.model.model(**batch.inputs(), use_cache=False)
     rows = torch.arange(len(prompts))
-    return torch.stack([weights[l][rows, :, -1, subj] for l in range(lm.n_layers)], 1).float()
+    layers = range(lm.n_layers)
+    return torch.stack([seen["attn_weights", l][rows, :, -1, subj] for l in layers], 1).float()
 
 
-def restore_attention(
-    lm: llm.LM, edit: editing.Edit, probes: Sequence[tuple[str, str, str]], layer: int
+def random_edit(lm: llm.LM, edit: editing.Edit, C: torch.Tensor, seed: int) -> editing.Edit:
+    """The drift's control: ROME's update written for a random ``v*`` at the edit's
+    distance, ``v*_r = W k* + |v* - W k*| u`` with ``u`` a random unit vector, at the
+    edit's ``k*`` and layer (``edit.info``). A change of the same size that says
+    nothing."""
+    layer, k_star = edit.info["layer"], edit.info["k_star"]
+    W = llm.down_proj(lm, layer).weight.detach()
+    v = W @ k_star.to(W)
+    u = torch.randn(len(v), generator=torch.Generator().manual_seed(seed)).to(W)
+    size = (edit.info["v_star"].to(W) - v).norm()
+    control = editing.rome_update(lm, edit.request, layer, C, v + size * u / u.norm(), k_star)
+    control.method = "random v*"
+    return control
+
+
+def neutral_probes(case: editing.Case) -> list[tuple[str, str, str]]:
+    """The official demo's distract prompts: a neutral mention of the edited subject,
+    then a neighbour's prompt ("{subject} is famous. The capital of Spain is the city
+    of"), as ``(prompt, true object, new object)`` probes."""
+    mention = f"{case.request.subject} is famous."
+    return [(f"{mention} {p}", o, case.request.target) for p, o in case.neighbourhood]
+
+
+#: What :func:`restored_margins` puts back from the unedited model: every head's
+#: attention above the edit, only the hinge's heads', or the edited MLP's output at the
+#: subject's last token (the value every head above reads there).
+RESTORED = ("attention", "hinge heads", "subject value")
+
+
+def restored_margins(
+    lm: llm.LM,
+    edit: editing.Edit,
+    probes: Sequence[tuple[str, str, str]],
+    layer: int,
+    part: str = "attention",
 ) -> np.ndarray:
     """The margins (:func:`iclr25.editing.counterfact_margins`) of ``(prompt, right,
-    wrong)`` probes on the model edited by ``edit``, run with the unedited model's
-    attention weights put back in every layer above ``layer``: if the edit's failures
-    come from attention drift, they should recover."""
+    wrong)`` probes on the model edited by ``edit``, with one ``part`` of the unedited
+    model put back (:data:`RESTORED`): ``attention``, the attention weights of every
+    layer above ``layer``; ``hinge heads``, those of the heads whose attention from the
+    prompt's last token to the subject exceeds, after the edit, the largest of their
+    layer before it (:func:`over_attending`); ``subject value``, the output of the edited
+    MLP at the subject's last token, so that only the update's effect at the other
+    tokens remains."""
     lm.check_layer(layer)
+    if part not in RESTORED:
+        raise ValueError(f"part {part!r}; accepted: {', '.join(RESTORED)}")
     _check_subject([p for p, _, _ in probes], edit.request.subject)
     pairs = [(p, r) for p, r, _ in probes] + [(p, w) for p, _, w in probes]
     batch, columns, objs = editing.probe_batch(lm, pairs)
+    texts = [p + o for p, o in pairs]
+    subj = editing.subject_columns(lm, texts, edit.request.subject, batch)
     rows = [i for i, cols in enumerate(columns) for _ in cols]
     cols = [c for cols_ in columns for c in cols_]
+    above = range(layer + 1, lm.n_layers)
+    sites = weight_sites(above)
+    every = torch.arange(len(pairs))
+    last = [c[0] for c in columns]  # the prompt's last token
     with torch.no_grad():
-        with attention(lm) as unedited:
+        with llm.reading(lm, [*sites, ("mlp", layer)]) as unedited:
             lm.model.model(**batch.inputs(), use_cache=False)
-        kept = {l: unedited[l] for l in range(layer + 1, lm.n_layers)}
-        with editing.applied(lm, edit), attention(lm, replace=kept):
+        if part == "attention":
+            writes = {s: (lambda w, kept=unedited[s]: kept) for s in sites}
+        elif part == "subject value":
+            kept = unedited["mlp", layer][every, subj]
+
+            def put(x: torch.Tensor) -> torch.Tensor:
+                x = x.clone()
+                x[every, subj] = kept
+                return x
+
+            writes = {("mlp", layer): put}
+        else:
+            with editing.applied(lm, edit), llm.reading(lm, sites) as edited:
+                lm.model.model(**batch.inputs(), use_cache=False)
+            writes = {}
+            for s in sites:
+                p, q = unedited[s][every, :, last, subj], edited[s][every, :, last, subj]
+                hinge = over_attending(p, q)[:, :, None, None]
+                writes[s] = lambda w, kept=unedited[s], m=hinge: torch.where(m, kept, w)
+        with editing.applied(lm, edit), llm.writing(lm, writes):
             logp = llm.logits_at(lm, batch, rows, cols).float().log_softmax(-1)
     picked = logp[torch.arange(len(rows)), [t for o in objs for t in o]]
     nll = np.array([-float(x.mean()) for x in picked.split([len(o) for o in objs])])
     return nll[len(probes) :] - nll[: len(probes)]
 
 
-def recovered(unedited: np.ndarray, edited: np.ndarray, restored: np.ndarray, drop: float = 0.5):
-    """Over the probes the edit lowered by more than ``drop`` nats, the share of the
-    mean margin drop that restoring the attention wins back, ``(share, probes)``:
-    ``(mean restored - mean edited) / (mean unedited - mean edited)``."""
+def recovered(
+    unedited: np.ndarray, edited: np.ndarray, restored: np.ndarray, drop: float = 0.5
+) -> np.ndarray:
+    """Over the probes the edit lowered by more than ``drop`` nats, the share of each
+    probe's margin drop that the restoration wins back, ``(restored - edited) /
+    (unedited - edited)`` (0: nothing, 1: all of it)."""
     unedited, edited, restored = map(np.asarray, (unedited, edited, restored))
     hit = unedited - edited > drop
-    if not hit.any():
-        return float("nan"), 0
-    lost = unedited[hit].mean() - edited[hit].mean()
-    return float((restored[hit].mean() - edited[hit].mean()) / lost), int(hit.sum())
+    return (restored[hit] - edited[hit]) / (unedited[hit] - edited[hit])
 
 
 def heads_above(before: np.ndarray, after: np.ndarray) -> np.ndarray:
