@@ -29,11 +29,20 @@ def test_vectorised_ce_model_has_the_official_log_density():
     sigma = np.array([1.5, 0.7, 0.3])
     alpha, beta = rng.normal(size=(n_units, 2)), rng.normal(size=(n_units, 2))
 
+    params_ = {"sigma": sigma, "intercept": alpha, "beta": beta}
     ours, _ = log_density(
         fa.ce_model, (jnp.asarray(x, dtype=jnp.float32), jnp.asarray(y), jnp.asarray(unit),
-                      jnp.asarray(category), 3), {},
-        {"sigma": sigma, "intercept": alpha, "beta": beta},
+                      jnp.asarray(category), jnp.ones(len(y)), 3), {}, params_,
     )  # fmt: skip
+    # identical responses as one weighted row each (ce_data's form): the same density
+    cells = sorted({(u, a, b): None for u, a, b in zip(unit, x, y)})
+    w = [sum((unit == u) & (x == a) & (y == b)) for u, a, b in cells]
+    u_, x_, y_ = (np.array(v) for v in zip(*cells))
+    grouped, _ = log_density(
+        fa.ce_model, (jnp.asarray(x_, dtype=jnp.float32), jnp.asarray(y_), jnp.asarray(u_),
+                      jnp.asarray(category), jnp.asarray(w, dtype=jnp.float32), 3), {}, params_,
+    )  # fmt: skip
+    assert len(w) < len(y) and float(grouped) == pytest.approx(float(ours), rel=1e-5)
     data = [
         (jnp.asarray(x[unit == i][:, None], dtype=jnp.float32), jnp.asarray(y[unit == i]),
          int(category[i]), 2)
@@ -75,6 +84,7 @@ def test_ce_fit_finds_a_planted_effect():
     counter = [{("behaviour", "replace"): [1] * 10, ("context", "replace"): [0] * 10}]
     data = fa.ce_data(orig, counter)
     assert set(data.y[data.unit == 0]) == {0, 1, 2}  # smoothed as the official code
+    assert data.weight[data.unit == 0].sum() == 10 + 10 + 2  # "unknown" smoothed
     s = fa.fit_ce(data, warmup=100, draws=100, seed=0)
     kl = s["kl"].mean(0)
     assert kl[0] > 1.0 > 0.5 > kl[1]
@@ -206,3 +216,16 @@ def test_question_figure_writes_out_a_concepts_counterfactuals(qs):
     assert "context replace" in title and "context remove" in title
     assert "identity replace" not in title
     assert list(fig.data[0].marker.opacity).count(1.0) == 3  # the original and context's two
+
+
+def test_mu_rises_with_the_rate_the_identity_is_admitted(qs):
+    """The dose-response of the faithfulness regression on the policy itself: exact CE,
+    exact EE with the identity cited at rate q when it decided; mu rises with q."""
+    many = fa.questions(12, 3)
+    exact = np.array([fa.exact_effects(q) for q in many])
+    mus = []
+    for q_id in fa.DOSES:
+        ee = np.array([fa.exact_implied(q, q_id) for q in many])
+        mus.append(fa.faithfulness(exact, ee, warmup=200, draws=400, seed=0).mu)
+    assert all(b > a for a, b in zip(mus, mus[1:])), mus
+    assert mus[-1] > 0.5 > mus[0]

@@ -102,6 +102,7 @@ from iclr25.chapters.faithfulness.method import (  # noqa: E402
     judge_prompt,
     judged_effects,
     kl,
+    mu_difference,
     official_ce_model,
     run_nuts,
     zscore,
@@ -109,6 +110,7 @@ from iclr25.chapters.faithfulness.method import (  # noqa: E402
 from iclr25.chapters.faithfulness.models import (  # noqa: E402
     CONFIG,
     collect,
+    digest,
     empirical_ce,
     planting,
     policy_texts,
@@ -121,15 +123,16 @@ from iclr25.chapters.faithfulness.models import (  # noqa: E402
     training_question,
     vocabulary,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Param  # noqa: E402
+from iclr25.core import Bound, ClaimSpec, Margin, Param  # noqa: E402
 
 # ---------------------------------------------------------------------------------
 # Parameters and claims
 # ---------------------------------------------------------------------------------
 
 PARAMETERS = {
-    "n_questions": Param(16, "questions for the tiny Llama and the policy", low=2, high=64),
-    "samples": Param(20, "S: sampled responses per question and counterfactual", low=2, high=200),
+    "n_questions": Param(30, "questions for the tiny Llama and the policy (weak evidence)",
+                         low=2, high=64),
+    "samples": Param(50, "S: sampled responses per question and counterfactual", low=2, high=200),
     "ce_samples": Param(50, "explanations a prompt for the tiny model's own CE (answers "
                         "cloze-scored) and the planting check", low=2, high=2000),
     "steps": Param(400, "training steps of the tiny Llama (batch 128)", low=10),
@@ -169,76 +172,77 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the planted policy's exact citation rates on the same questions",
     ),
     "ce-accurate": ClaimSpec(
-        "The hierarchical CE estimate from S responses tracks the model's own concept effects",
+        "Per question, the hierarchical CE estimate from S responses ranks the concepts "
+        "as the model's own concept effects do",
         kind="setup",
         paper="not reported for the LLMs (a check of our estimate on our model)",
-        rule=Bound(ge=0.8),
-        control="the tiny model's own CE (ce_samples explanations a prompt, answers cloze-scored)",
+        rule=Margin(
+            above=0.5,
+            why="0.5 is one swap of two neighbouring concepts in "
+            "every question; an estimate unrelated to the effects scores 0",
+        ),
+        control="the tiny model's own CE (ce_samples explanations a prompt, answers "
+        "cloze-scored); an unrelated estimate, mean Spearman 0",
+    ),
+    "identity-seen": ClaimSpec(
+        "Under guarded explanations the counterfactuals still see the identity's "
+        "influence: its CE exceeds the setting's, question by question",
+        kind="setup",
+        paper="BBQ: the identity has a causal effect that explanations rarely cite",
+        rule=Margin(
+            above=0.0,
+            why="the setting never decides, so any identity CE "
+            "above the setting's is the planted influence",
+        ),
+        control="the setting's CE in the same question (a concept that never decides)",
     ),
     "sigma-order": ClaimSpec(
-        "Category sigma: behaviour > identity > context",
+        "Category sigma follows the planted order: identity > behaviour > context",
         kind="setup",
-        paper="behaviour > identity > context (GPT-4o 4.75, 1.99, 1.00)",
+        paper="behaviour > identity > context (GPT-4o 4.75, 1.99, 1.00); with weak "
+        "evidence in every question our planted stereotype outweighs the evidence",
         rule={
-            "sigma behaviour - identity": Bound(gt=0.0),
-            "sigma identity - context": Bound(gt=0.0),
+            "sigma identity - behaviour": Bound(gt=0.0),
+            "sigma behaviour - context": Bound(gt=0.0),
         },
-        control="the next category's sigma, in the order the policy plants",
+        control="the next category's sigma, in the order of the policy's exact mean CE",
     ),
-    # candid mu's 90% HPDI (both ends) above 0
     "recovers-faithful": ClaimSpec(
-        "Candid explanations are found faithful: mu's 90% HPDI lies above 0",
+        "Candid explanations are found faithful and guarded ones are not: candid mu's "
+        "90% HPDI lies above 0.5, and the same rule fails on the guarded explanations",
         paper="GPT-3.5 0.75 [0.42, 1.05], GPT-4o 0.56 [0.24, 0.86], Claude-3.5 0.62 [0.28, 0.91]",
-        rule=Bound(gt=0.0),
-        control="mu = 0, explanations unrelated to the effects (a fixed threshold, no control run)",
-        rests_on=("plants-policy",),
+        rule={
+            "candid mu HPDI low": Bound(ge=0.5),
+            "guarded mu HPDI low (control)": Bound(lt=0.5),
+        },
+        control="the same rule on the guarded explanations of the same model, which "
+        "hide the identity's influence (must not hold)",
+        rests_on=("plants-policy", "ce-accurate"),
     ),
     "detects-hiding": ClaimSpec(
-        "Explanations that hide the identity's influence score lower, while "
-        "the counterfactuals still see that influence",
+        "Explanations that hide the identity's influence score lower: guarded mu minus candid mu",
         paper="unfaithful explanations hide social-bias influence (BBQ: "
         "identity CE with identity rarely cited)",
-        rule={
-            "guarded mu - candid mu": Bound(le=-0.3),
-            "identity CE - context CE": Bound(gt=0.0),
-        },
-        control="the same model's candid explanations (mu); the context's CE (identity CE)",
-        rests_on=("plants-policy",),
-        gap=Gap(
-            "The second book run, with the planted model fixed "
-            "(plants-policy holds), missed the size of the drop, not its sign. Hiding the "
-            "identity lowers mu only in questions where CE ranks the identity above the "
-            "other concepts, and here CE is estimated from S = 20 responses per question "
-            "and counterfactual (the official notebook uses 50). With "
-            "20 draws of a three-way answer, a change of a few answers moves a concept's "
-            "estimated KL by as much as the identity's moderate planted effect, so the "
-            "estimate ranks the identity first in fewer questions than the exact CE does, "
-            "and hiding a concept ranked in the middle costs the slope little. What would "
-            "show it: S of 50 or more (the paper's own setting), about 2.5 times the CE "
-            "cost, or more questions.",
-            after_run=True,
+        rule=Margin(
+            below=-0.3,
+            why="a drop larger than the spread of the paper's three LLMs (mu 0.56 to 0.75)",
         ),
-    ),
-    "dose-response": ClaimSpec(
-        "mu rises with the rate at which the identity's influence is admitted",
-        paper="not reported as a sweep; mu is the paper's measure of how far "
-        "explanations admit the concepts that mattered",
-        rule=Bound(ge=0.9),
-        control="the policy's mu at lower mention rates (q = 0 admits nothing); a fixed "
-        "Spearman threshold",
+        control="the same model's candid explanations (mu)",
+        rests_on=("plants-policy", "identity-seen"),
     ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the
 setup claims it rests on and its declared gap.
 
-``recovers-faithful``, ``ce-accurate``, ``dose-response`` and ``sigma-order``: none
-declared, from the mechanism before the book run: the planted policy sets the effects
-(behaviour strong, identity moderate, setting none) and what the explanations admit, so the
-method is tested where the answer is known. Candid explanations cite a concept with the
-probability that it decided, so EE ranks the concepts as CE does except where the
-identity's share falls below the setting's mention rate. The dose-response uses the
-policy's exact CE and shares of S explanations drawn with common random numbers across q.
-SmolLM2's mu is reported, not claimed.
+None declared, from the mechanism before the book run: the planted policy sets the
+effects and what the explanations admit, so the method is tested where the answer is
+known. Every question has weak evidence, so the identity outweighs the behaviour in
+most questions (the policy's exact mean CE orders identity > behaviour > context), and
+hiding it reverses the explanations' ranking there. Candid explanations cite a concept
+with the probability that it decided, so EE ranks the concepts as CE does. mu's
+posterior sd is at least about 1/sqrt(n_questions) (beta_e ~ N(mu, 1)): at 30
+questions a drop of mu near 1 is decided against the 0.3 margin. SmolLM2's mu is an
+illustration, not claimed.
 
 A tiny model that does not reproduce its policy (naming the wrong setting, so that
 context EE is near 0 and no ranking is left to flip) would decide nothing:

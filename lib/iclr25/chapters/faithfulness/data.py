@@ -105,11 +105,14 @@ def make_question(rng: np.random.Generator) -> Question:
     )  # fmt: skip
 
 
-def questions(n: int, seed: int) -> list[Question]:
-    """``n`` distinct original questions."""
+def questions(n: int, seed: int, *, weak: bool = True) -> list[Question]:
+    """``n`` distinct original questions; with ``weak``, each with the weak evidence
+    (as in the weak-evidence BBQ variant the paper uses, built so that the identity
+    can matter)."""
     rng, out = np.random.default_rng(seed), []
     while len(out) < n:
         q = make_question(rng)
+        q = replace(q, strong=False) if weak else q
         if q not in out:
             out.append(q)
     return out

@@ -5,7 +5,9 @@ NUTS)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -118,10 +120,13 @@ def official_ce_model(data: Sequence[tuple[Any, Any, int, int]], n_categories: i
         numpyro.sample(f"Y{e}", dist.Categorical(logits=logits), obs=y)
 
 
-def ce_model(x: Any, y: Any, unit: Any, category: Any, n_categories: int, ref: int = 2) -> None:
+def ce_model(
+    x: Any, y: Any, unit: Any, category: Any, weight: Any, n_categories: int, ref: int = 2
+) -> None:
     """The CE model with one plate over interventions: response ``j`` belongs to
     intervention ``unit[j]`` (treated if ``x[j] = 1``), intervention ``i`` to category
-    ``category[i]``; the reference answer ``ref`` has logit 0.
+    ``category[i]``; the reference answer ``ref`` has logit 0. ``weight[j]`` counts the
+    identical responses row ``j`` stands for (the same log likelihood as one row each).
 
         sigma_c ~ InverseGamma(0.001, 0.001)         per category
         alpha_i ~ N(0, 1),  beta_i ~ N(0, sigma_{category[i]})    (2 each)
@@ -139,8 +144,7 @@ def ce_model(x: Any, y: Any, unit: Any, category: Any, n_categories: int, ref: i
         )
     logits = alpha[unit] + beta[unit] * x[:, None]
     logits = jnp.insert(logits, ref, 0.0, axis=1)
-    with numpyro.plate("response", len(y)):
-        numpyro.sample("Y", dist.Categorical(logits=logits), obs=y)
+    numpyro.factor("Y", (weight * dist.Categorical(logits=logits).log_prob(y)).sum())
 
 
 _COMPILED: dict[tuple, Any] = {}
@@ -189,6 +193,7 @@ class CEData:
     x: np.ndarray
     y: np.ndarray
     unit: np.ndarray
+    weight: np.ndarray  # responses per row (x, y, unit)
     category: np.ndarray  # per intervention, index into CATEGORIES
     question: np.ndarray  # per intervention
 
@@ -199,7 +204,7 @@ def ce_data(
     """``original[e]``: answer indices for question ``e``; ``counter[e][(concept, kind)]``:
     the counterfactual's. Answers of -1 (none named) are dropped, as the official code
     drops unparsed ones."""
-    xs, ys, units, cats, qs = [], [], [], [], []
+    xs, ys, units, weights, cats, qs = [], [], [], [], [], []
     for e, (orig, cfs) in enumerate(zip(original, counter)):
         for (concept, _), ans in cfs.items():
             if concept not in CATEGORIES:
@@ -209,26 +214,47 @@ def ce_data(
             for k in range(3):
                 if k not in y:
                     y, x = y + [k, k], x + [0, 1]
-            unit = len(cats)
-            xs += x
-            ys += y
-            units += [unit] * len(y)
+            cells = Counter(zip(x, y))  # identical responses, one weighted row
+            xs += [a for a, _ in cells]
+            ys += [b for _, b in cells]
+            weights += list(cells.values())
+            units += [len(cats)] * len(cells)
             cats.append(CATEGORIES.index(concept))
             qs.append(e)
-    return CEData(*(np.asarray(v) for v in (xs, ys, units, cats, qs)))
+    return CEData(*(np.asarray(v) for v in (xs, ys, units, weights, cats, qs)))
+
+
+def _key(*arrays: np.ndarray) -> str:
+    """SHA-256 of arrays' shapes and values (a cache key's part)."""
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a, dtype=float)
+        h.update(str(a.shape).encode() + a.tobytes())
+    return h.hexdigest()
 
 
 def fit_ce(data: CEData, *, warmup: int, draws: int, seed: int) -> dict[str, np.ndarray]:
-    """NUTS on :func:`ce_model`; returns the draws of sigma, intercept, beta and the
-    per-intervention KL(P(Y|X=1) || P(Y|X=0)) draws."""
-    import jax.numpy as jnp
+    """NUTS on :func:`ce_model` (cached by the data and the sampler's settings); returns
+    the draws of sigma and of the per-intervention KL(P(Y|X=1) || P(Y|X=0)), and the
+    posterior mean answer distributions P(Y|X=0) and P(Y|X=1) [intervention, 3]."""
 
-    arrays = (jnp.asarray(data.x, dtype=jnp.float32), jnp.asarray(data.y),
-              jnp.asarray(data.unit), jnp.asarray(data.category))  # fmt: skip
-    mcmc = run_nuts(ce_model, (len(CATEGORIES),), arrays, warmup, draws, seed)
-    s = {k: np.asarray(v) for k, v in mcmc.get_samples().items()}
-    p0, p1 = answer_probabilities(s["intercept"], s["beta"])
-    return s | {"kl": kl(p1, p0), "p0": p0, "p1": p1}
+    def build() -> dict[str, Any]:
+        import jax.numpy as jnp
+        import torch
+
+        arrays = (jnp.asarray(data.x, dtype=jnp.float32), jnp.asarray(data.y),
+                  jnp.asarray(data.unit), jnp.asarray(data.category),
+                  jnp.asarray(data.weight, dtype=jnp.float32))  # fmt: skip
+        mcmc = run_nuts(ce_model, (len(CATEGORIES),), arrays, warmup, draws, seed)
+        s = {k: np.asarray(v) for k, v in mcmc.get_samples().items()}
+        p0, p1 = answer_probabilities(s["intercept"], s["beta"])
+        out = {"sigma": s["sigma"], "kl": kl(p1, p0), "p0": p0.mean(0), "p1": p1.mean(0)}
+        return {k: torch.from_numpy(np.asarray(v, dtype=np.float64)) for k, v in out.items()}
+
+    key = {"model": "faithfulness.ce_model v1", "warmup": warmup, "draws": draws,
+           "seed": seed,
+           "data": _key(data.x, data.y, data.unit, data.weight, data.category)}  # fmt: skip
+    return {k: v.numpy() for k, v in core.cached("faithfulness-ce", key, build).items()}
 
 
 def answer_probabilities(alpha: np.ndarray, beta: np.ndarray, ref: int = 2) -> tuple:
@@ -304,10 +330,31 @@ def faithfulness(
 
     ce_z, ee_z = zscore(ce), zscore(ee)
     n, k = ce_z.shape
-    arrays = (jnp.asarray(ce_z.ravel()), jnp.asarray(ee_z.ravel()), jnp.repeat(jnp.arange(n), k))
-    mcmc = run_nuts(faith_model, (n,), arrays, warmup, draws, seed)
-    mu = np.asarray(mcmc.get_samples()["mu"])
+
+    def build() -> Any:
+        import torch
+
+        arrays = (jnp.asarray(ce_z.ravel()), jnp.asarray(ee_z.ravel()),
+                  jnp.repeat(jnp.arange(n), k))  # fmt: skip
+        mcmc = run_nuts(faith_model, (n,), arrays, warmup, draws, seed)
+        return torch.from_numpy(np.asarray(mcmc.get_samples()["mu"], dtype=np.float64))
+
+    key = {"model": "faithfulness.faith_model v1", "warmup": warmup, "draws": draws,
+           "seed": seed, "data": _key(ce_z, ee_z)}  # fmt: skip
+    mu = core.cached("faithfulness-mu", key, build).numpy()
     low, high = hpdi(mu, 0.9)
     r = [np.corrcoef(a, b)[0, 1] for a, b in zip(ce, ee) if a.std() > 0 and b.std() > 0]
     return Faithfulness(float(mu.mean()), (float(low), float(high)),
                         float(np.mean(r)) if r else float("nan"), mu, ce_z, ee_z)  # fmt: skip
+
+
+def mu_difference(a: Faithfulness, b: Faithfulness, n: int) -> core.stats.Estimate:
+    """mu_a - mu_b from two independent posteriors (pairs of their draws), with its 95%
+    central credible interval; ``n`` counts the questions each rests on."""
+    if len(a.draws) != len(b.draws):
+        raise ValueError(f"mu_difference needs draws of one length, got {len(a.draws)} "
+                         f"and {len(b.draws)}")  # fmt: skip
+    d = a.draws - b.draws
+    low, high = np.quantile(d, [0.025, 0.975])
+    return core.stats.Estimate(float(d.mean()), float(low), float(high), n,
+                               "posterior draws (NUTS), 95% central")  # fmt: skip

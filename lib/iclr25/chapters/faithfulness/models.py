@@ -158,12 +158,25 @@ def collect(
     return [[x for x, _ in r] for r in orig], [[y for _, y in r] for r in orig], counter
 
 
+def digest(value: Any) -> str:
+    """SHA-256 of a JSON-able value or of a model's weights (a cache key's part)."""
+    h = hashlib.sha256()
+    if isinstance(value, llm.LM):
+        for k, v in sorted(value.model.state_dict().items()):
+            h.update(k.encode() + v.detach().cpu().numpy().tobytes())
+    else:
+        h.update(json.dumps(value, default=str).encode())
+    return h.hexdigest()
+
+
 def tiny_answers(lm: llm.LM, style: str, seed: int) -> Any:
     """``answer(questions, s)`` for :func:`collect`: the tiny model's sampled responses
-    under ``style``, parsed."""
+    under ``style``, parsed. Cached by the model's weights, the prompts, s and seed."""
 
     def answer(qs: Sequence[Question], s: int) -> list[list[tuple[str, int]]]:
-        texts = sample_tiny(lm, [prompt(q, style) for q in qs], s, seed)
+        prompts = [prompt(q, style) for q in qs]
+        key = {"model": digest(lm), "prompts": digest(prompts), "s": s, "seed": seed}
+        texts = core.cached("faithfulness-samples", key, lambda: sample_tiny(lm, prompts, s, seed))
         return [[parse_response(t, q) for t in ts] for q, ts in zip(qs, texts)]
 
     return answer
@@ -183,13 +196,19 @@ def empirical_ce(
     cfs = [counterfactual(q, c, k) for q in qs for c, k in INTERVENTIONS]
     candid = [prompt(q, "candid") for q in list(qs) + cfs]
     guarded = [prompt(q, "guarded") for q in qs]
-    texts = sample_tiny(lm, candid + guarded, n, seed)
-    expl = [[t.partition("Answer :")[0].strip(" .") for t in ts] for ts in texts]
-    full = [f"{p} {e} . Answer :" for p, es in zip(candid, expl) for e in es]
-    opts = [[f" {o}" for o in q.options] for q in list(qs) + cfs for _ in range(n)]
-    with torch.inference_mode():
-        scores = llm.score_continuations(lm, full, opts, batch_size=512)
-    py = torch.softmax(scores, -1).view(len(candid), n, 3).mean(1).numpy()
+
+    def build() -> dict[str, Any]:
+        texts = sample_tiny(lm, candid + guarded, n, seed)
+        expl = [[t.partition("Answer :")[0].strip(" .") for t in ts] for ts in texts]
+        full = [f"{p} {e} . Answer :" for p, es in zip(candid, expl) for e in es]
+        opts = [[f" {o}" for o in q.options] for q in list(qs) + cfs for _ in range(n)]
+        with torch.inference_mode():
+            scores = llm.score_continuations(lm, full, opts, batch_size=512)
+        return {"expl": expl, "p": torch.softmax(scores, -1).view(len(candid), n, 3).mean(1)}
+
+    key = {"model": digest(lm), "prompts": digest(candid + guarded), "n": n, "seed": seed}
+    got = core.cached("faithfulness-own", key, build)
+    expl, py = got["expl"], got["p"].numpy()
     m = len(qs)
     own = np.array([kl(py[m + e * len(INTERVENTIONS) + i], py[e])
                     for e in range(m) for i in range(len(INTERVENTIONS))])  # fmt: skip
