@@ -38,10 +38,10 @@
 
 # %% tags=["parameters"]
 beta = 0.8
-steps = 1200
+steps = 800
 corpus_size = 20000
+seeds = 3
 n_smol = 800
-n_smol_strategy = 100
 n_test = 384
 seed = 0
 device = "auto"
@@ -87,11 +87,13 @@ debias.graph_figure().show()
 exact = debias.anti_share(p.beta)
 rows = debias.corpus(p.beta, p.corpus_size, p.seed)
 news = [r for r in rows if r["Src"] == "news"]
-print(f"anti-stereotypical share of news given S = 1 at beta {p.beta}: "
-      f"(1 - beta)/(2 - beta) = {(1 - p.beta) / (2 - p.beta):.4f}, "
-      f"VariableElimination {exact:.4f}, "
-      f"rejection sample {np.mean([r['Anti'] == 'yes' for r in news]):.4f} "
-      f"({len(news)} of {len(rows)} rows are news)")
+print(
+    f"anti-stereotypical share of news given S = 1 at beta {p.beta}: "
+    f"(1 - beta)/(2 - beta) = {(1 - p.beta) / (2 - p.beta):.4f}, "
+    f"VariableElimination {exact:.4f}, "
+    f"rejection sample {np.mean([r['Anti'] == 'yes' for r in news]):.4f} "
+    f"({len(news)} of {len(rows)} rows are news)"
+)
 
 # %% [markdown]
 # A row of the network becomes a document: the order of the occupations, the fact
@@ -120,10 +122,12 @@ for source in debias.SOURCES:
     print(f"{source:>15}: {debias.render(row, rng)}")
 cases = debias.bias_cases(p.n_test)
 decided = debias.test_cases(p.n_test)
-print(f"\nbias test: {len(cases)} cases ({sum(c.pro for c in cases)} pro), "
-      f"e.g. {cases[0].sentence()}; Type I test: {len(decided)} cases "
-      f"({sum(c.pro for c in decided)} pro); vocabulary of "
-      f"{len(debias.vocabulary())} words")
+print(
+    f"\nbias test: {len(cases)} cases ({sum(c.pro for c in cases)} pro), "
+    f"e.g. {cases[0].sentence()}; Type I test: {len(decided)} cases "
+    f"({sum(c.pro for c in decided)} pro); vocabulary of "
+    f"{len(debias.vocabulary())} words"
+)
 
 # %% [markdown]
 # ## The strategies as prompts
@@ -166,146 +170,189 @@ print(f"\nbias test: {len(cases)} cases ({sum(c.pro for c in cases)} pro), "
 
 # %%
 start = time.perf_counter()
+runs = range(p.seed, p.seed + p.seeds)
 with core.threads(1):
-    planted = {b: debias.train_planted(b, steps=p.steps, seed=p.seed,
-                                       corpus_size=p.corpus_size)
-               for b in (p.beta, 0.0)}
-    tiny = {b: debias.evaluate(lm, cases, debias.STRATEGIES,
-                               debias.score_tiny)
-            for b, lm in planted.items()}
-    typeI = debias.evaluate(planted[p.beta], decided, debias.STRATEGIES,
-                            debias.score_tiny)
-print(f"two tiny models trained (or read from the cache) and scored in "
-      f"{time.perf_counter() - start:.1f} s")
+    models = {
+        (p.beta, s): debias.train_planted(
+            p.beta, steps=p.steps, seed=s, corpus_size=p.corpus_size
+        )
+        for s in runs
+    }
+    models[0.0, p.seed] = debias.train_planted(
+        0.0, steps=p.steps, seed=p.seed, corpus_size=p.corpus_size
+    )
+    ambiguous = {
+        k: debias.evaluate(lm, cases, ["default"], debias.score_tiny)
+        for k, lm in models.items()
+        if k in ((p.beta, p.seed), (0.0, p.seed))
+    }
+    typeI = {
+        s: debias.evaluate(
+            models[p.beta, s], decided, debias.STRATEGIES, debias.score_tiny
+        )
+        for s in runs
+    }
+planted = {b: models[b, p.seed] for b in (p.beta, 0.0)}
+print(
+    f"{len(models)} tiny models trained (or read from the cache) and "
+    f"scored in {time.perf_counter() - start:.1f} s"
+)
 fact_prompt = debias.tiny_prompt(decided[0], "I")
 print(fact_prompt, "->", llm.generate(planted[p.beta], [fact_prompt], 5)[0])
 
 # %% [markdown]
-# The bound, fixed beforehand (the chapter's CLAIMS registry): with the
-# default prompt, a gap of at least 0.10 at $\beta$ 0.8 and at most 0.03
-# either way at $\beta = 0$, on the bias test. On the Type I test the fact
-# decides, and a model that learnt its facts has no room for a bias there
-# (printed, not claimed).
+# The bounds, fixed beforehand (the chapter's CLAIMS registry): on the
+# ambiguous sentences, with the default prompt, a gap of at least 0.10 at
+# $\beta$ 0.8 and at most 0.03 either way at $\beta = 0$ (seed `seed`). On
+# the Type I test, the paper's measure, the gap over the `seeds` models at
+# $\beta$ 0.8 has a 95% interval above 0.05.
 
 # %%
-gaps = {b: tiny[b]["default"]["gap"] for b in planted}
-debias.accuracy_figure(tiny[p.beta], f"Tiny Llama, beta {p.beta}: bias test"
-                       " (pro = follows the stereotype)").show()
-debias.accuracy_figure(tiny[0.0],
-                       "Tiny Llama, beta 0 (control): bias test").show()
-print("Type I test, default prompt:", {k: round(v, 3) for k, v
-                                       in typeI["default"].items()})
+gaps = {b: ambiguous[b, p.seed]["default"]["gap"] for b in (p.beta, 0.0)}
+debias.accuracy_figure(
+    typeI[p.seed], f"Tiny Llama, beta {p.beta}, seed {p.seed}: Type I test"
+).show()
 core.claim(
     "selection-makes-bias",
     value={"gap at beta 0.8": gaps[p.beta], "gap at beta 0": gaps[0.0]},
     measured=f"gap {gaps[p.beta]:.3f} at beta {p.beta}, {gaps[0.0]:.3f} "
-             f"at beta 0, on {len(cases)} ambiguous cases",
-);
-
+    f"at beta 0, on {len(cases)} ambiguous cases",
+)
+gap = {
+    st: np.array([typeI[s][st]["gap"] for s in runs])
+    for st in debias.STRATEGIES
+}
+print(
+    "Type I gap per prompt and seed:",
+    {st: g.round(3).tolist() for st, g in gap.items()},
+)
+default = core.stats.mean(gap["default"])
+core.claim(
+    "typeI-gap",
+    estimate=default,
+    measured=f"default Type I gap {default}, over seeds",
+)
 # %% [markdown]
 # ## Do the strategies remove it?
 #
-# On the bias test, whose ambiguous facts were never seen after a cue, each of I,
-# II and III should cut the gap of the $\beta$ 0.8 model by at least 30% (the
-# bound): a test of generalisation, since the cue documents never held these
-# facts.
+# On the Type I test, whose facts were never seen after a cue, each of I, II
+# and III should cut the default gap by more than 30%: the cut
+# $1 - \mathrm{gap}_s / \mathrm{gap}_\mathrm{default}$ of each seed, its 95%
+# interval over seeds above 0.30.
 
 # %%
-per = tiny[p.beta]
-cut = {s: debias.reduction(per, s) for s in ("I", "II", "III")}
-print("gap per prompt:", {s: round(m["gap"], 3) for s, m in per.items()})
-core.claim(
-    "strategies-reduce",
-    value=cut,
-    measured=", ".join(f"{s}: gap {per[s]['gap']:.3f} ({100 * c:.0f}% cut)"
-                       for s, c in cut.items()),
-);
+for st in ("I", "II", "III"):
+    cut = core.stats.mean(1 - gap[st] / gap["default"])
+    core.claim(
+        f"strategy-{st}-reduces",
+        estimate=cut,
+        measured=f"cut {cut}; gaps {gap[st].round(3).tolist()}",
+    )
 
 # %% [markdown]
-# The combination I+II was never seen in training. The bound: its gap no larger
-# than the smaller of I's and II's, and at most 0.05, on the bias test; and its
-# overall accuracy on the Type I test at least the default prompt's (a debiasing
-# prompt should not buy fairness with accuracy).
+# The combination I+II is seen in 2% of the training documents, with none of
+# the test facts. The rule: per seed, the absolute gap of I+II minus the
+# smaller absolute gap of I and II, its interval below 0; and the Type I
+# accuracy of I+II minus the default prompt's, its interval above 0.
 
 # %%
-both = per["I+II"]["gap"]
+best = np.minimum(abs(gap["I"]), abs(gap["II"]))
+edge = core.stats.mean(abs(gap["I+II"]) - best)
 core.claim(
     "combined-best",
-    value={"I+II gap - min(I, II)": both - min(per["I"]["gap"],
-                                              per["II"]["gap"]),
-           "I+II gap": both},
-    measured=f"I+II {both:.3f}, I {per['I']['gap']:.3f}, "
-             f"II {per['II']['gap']:.3f}, I+III {per['I+III']['gap']:.3f}",
+    estimate=edge,
+    measured=f"|I+II| - min(|I|, |II|) {edge}; I+II gaps "
+    f"{gap['I+II'].round(3).tolist()}",
 )
-debias.accuracy_figure(typeI, f"Tiny Llama, beta {p.beta}: Type I test "
-                       "(the fact decides)").show()
-kept = typeI["I+II"]["accuracy"] - typeI["default"]["accuracy"]
+acc = {
+    st: np.array([typeI[s][st]["accuracy"] for s in runs])
+    for st in debias.STRATEGIES
+}
+kept = core.stats.mean(acc["I+II"] - acc["default"])
 core.claim(
     "accuracy-kept",
-    value=kept,
-    measured=f"Type I accuracy {typeI['I+II']['accuracy']:.3f} with I+II, "
-             f"{typeI['default']['accuracy']:.3f} default",
-);
-
+    estimate=kept,
+    measured=f"accuracy I+II - default {kept}; default "
+    f"{acc['default'].round(3).tolist()}",
+)
 # %% [markdown]
 # ## SmolLM2 with the strategies in words
 #
-# The same kind of sentence, in natural language, for SmolLM2-135M-Instruct: the
-# prompt asks who the pronoun refers to, and the two occupations are scored as
-# continuations of `refers to the`. The strategies become instructions (our wording
-# of the paper's): I asks to state the deciding facts leaving gender aside, II shows
-# the gender-swapped twin and says the answer does not change, III forbids using
-# gender. SmolLM2 writes nothing here; it is scored. Scores are cached.
+# The same kind of sentence, in natural language, for SmolLM2-135M-Instruct:
+# the two occupations are scored as continuations of `refers to the`.
+# Strategy I runs as the paper runs it, in two steps, facts first: SmolLM2
+# writes the facts of the sentence leaving gender aside, then is asked with
+# its facts before the question. Scores are cached.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
-# :pyobject: smol_prompt
+# :pyobject: smol_fact_prompts
 # ```
 
 # %%
 start = time.perf_counter()
 smol = llm.load_model("smollm2-135m", p.torch_device)
 smol_cases = debias.smol_cases(p.n_smol, rng)
-sub = smol_cases[: p.n_smol_strategy]
 with core.threads(1):
-    default_scores = debias.score_smol(smol, smol_cases, "default")
-    smol_per = {"default": debias.metrics(sub, debias.picks(
-        sub, default_scores[: len(sub)]))}
-    smol_per |= debias.evaluate(smol, sub, debias.STRATEGIES[1:],
-                                debias.score_smol)
-smol_all = debias.metrics(smol_cases,
-                          debias.picks(smol_cases, default_scores))
-print(f"SmolLM2 scored in {time.perf_counter() - start:.1f} s; "
-      f"{len(smol_cases)} default cases: " +
-      ", ".join(f"{k} {v:.3f}" for k, v in smol_all.items()))
-print("A prompt with I+II:\n" + debias.smol_prompt(smol_cases[0], "I+II"))
+    smol_scores = {
+        st: debias.score_smol(smol, smol_cases, st) for st in ("default", "I")
+    }
+smol_per = {
+    st: debias.metrics(smol_cases, debias.picks(smol_cases, sc))
+    for st, sc in smol_scores.items()
+}
+per_sentence = {
+    st: debias.sentence_gaps(smol_cases, debias.picks(smol_cases, sc))
+    for st, sc in smol_scores.items()
+}
+print(
+    f"SmolLM2 scored in {time.perf_counter() - start:.1f} s on "
+    f"{len(smol_cases)} cases:",
+    {
+        st: {k: round(v, 3) for k, v in m.items()}
+        for st, m in smol_per.items()
+    },
+)
+print(
+    "Strategy I, step 2:\n"
+    + debias.smol_fact_prompts(smol, smol_cases[:1])[0]
+)
 
 # %% [markdown]
-# The bound: SmolLM2's default gap at least 0.10, on `n_smol` Type I cases
-# (standard error about 0.035 at 800). Where SmolLM2 does not
-# resolve the pronoun from the fact, a gap here is a lean on gender, not a
-# stereotype overriding a fact it knows.
+# The rules: SmolLM2's default gap, its interval over the `n_smol` / 2
+# sentences (each with both pronouns) above 0.10; and the per-sentence gap
+# of the default prompt minus Strategy I's, its interval above 0.
 
 # %%
-debias.accuracy_figure(smol_per,
-                       f"SmolLM2, {len(sub)} cases per prompt").show()
+debias.accuracy_figure(
+    smol_per, f"SmolLM2, {len(smol_cases)} cases per prompt"
+).show()
+bias = core.stats.mean(per_sentence["default"])
 core.claim(
     "smollm2-bias",
-    value=smol_all["gap"],
-    measured=f"gap {smol_all['gap']:.3f}, accuracy "
-             f"{smol_all['accuracy']:.3f} on {len(smol_cases)} cases",
-);
-
+    estimate=bias,
+    measured=f"default gap {bias}, accuracy "
+    f"{smol_per['default']['accuracy']:.3f}",
+)
+facts_cut = core.stats.paired_difference(
+    per_sentence["default"], per_sentence["I"]
+)
+core.claim(
+    "smollm2-facts-first",
+    estimate=facts_cut,
+    measured=f"gap default - I {facts_cut}",
+)
 # %% [markdown]
 # ## All prompts, three models and GPT-4
 #
-# The gap per prompt for the planted model and its control (bias test), SmolLM2
-# (Type I cases), beside GPT-4's on WinoBias Type I as the paper reports it
-# (default, contrastive examples beside II, DDP beside I+II).
+# The Type I gap per prompt for each planted model and SmolLM2, beside
+# GPT-4's on WinoBias Type I as the paper reports it (default, contrastive
+# examples beside II, DDP beside I+II).
 
 # %%
-debias.gap_figure({f"tiny, beta {p.beta}": tiny[p.beta],
-                   "tiny, beta 0 (control)": tiny[0.0],
-                   "SmolLM2 (Type I)": smol_per}).show()
+debias.gap_figure(
+    {f"tiny, beta {p.beta}, seed {s}": typeI[s] for s in runs}
+    | {"SmolLM2": smol_per}
+).show()
 
 # %% [markdown]
 # ## A black-box backend (opt-in)
@@ -333,23 +380,33 @@ debias.gap_figure({f"tiny, beta {p.beta}": tiny[p.beta],
 # and SmolLM2. On the static page, the slider moves over the strategies and shows
 # the planted model's pro/anti accuracy.
 
+
 # %% tags=["hide-input"]
 def show(value):
     if isinstance(value, str):
         return debias.accuracy_figure(
-            {value: tiny[p.beta][value]},
-            f"Tiny Llama, beta {p.beta}: pro/anti accuracy with {value}")
+            {value: typeI[p.seed][value]},
+            f"Tiny Llama, beta {p.beta}: Type I accuracy with {value}",
+        )
     case, strategy = value
-    probs = {f"tiny, beta {p.beta}": debias.two_way(debias.score_tiny(
-                 planted[p.beta], [case], strategy))[0],
-             "SmolLM2": debias.two_way(llm.score_continuations(
-                 smol, [debias.smol_prompt(case, strategy)],
-                 [[f" {o}" for o in case.options]]).numpy())[0]}
+    probs = {
+        f"tiny, beta {p.beta}": debias.two_way(
+            debias.score_tiny(planted[p.beta], [case], strategy)
+        )[0],
+        "SmolLM2": debias.two_way(
+            llm.score_continuations(
+                smol,
+                [debias.smol_prompt(case, strategy)],
+                [[f" {o}" for o in case.options]],
+            ).numpy()
+        )[0],
+    }
     return debias.referent_figure(probs, case, strategy)
 
 
-core.explore(show, list(debias.STRATEGIES), "strategy",
-             live=debias.inspector())
+core.explore(
+    show, list(debias.STRATEGIES), "strategy", live=debias.inspector()
+)
 
 # %% [markdown]
 # ## Claims
@@ -361,7 +418,7 @@ core.explore(show, list(debias.STRATEGIES), "strategy",
 # `accuracy-kept` as a gap declared after a run had missed it.
 
 # %%
-core.claims_table();
+core.claims_table()
 
 # %% [markdown]
 # ## What differs from the paper

@@ -162,3 +162,30 @@ def test_figures():
     assert case.fact == debias.AMBIGUOUS[0]
     fig = debias.referent_figure({"m": [0.5, 0.5]}, case, "default")
     assert "ambiguous: no referent is right" in fig.layout.title.text
+
+
+def test_documents_hold_each_type_i_test_fact_in_a_few_news_documents():
+    docs = debias.documents(0.8, 2000, seed=4)
+    assert len(docs) == 2000
+    for i in debias.TEST_FACTS:
+        f = debias.FACTS[i]
+        holding = [d for d in docs if f" {f.verb} " in d and f" {f.reason} " in d]
+        assert len(holding) == debias.TEST_FACT_DOCS
+        for d in holding:  # news, and the fact's role decides the answer
+            assert d.split(" who : ")[0].count(" . ") == 0
+            words = d.split()
+            answer = words[words.index("who") + 2]
+            assert answer == (words[1] if f.role == "first" else words[4])
+    combined = [d for d in docs if d.startswith("facts : twin : ")]
+    assert 0 < len(combined) < 0.05 * len(docs)
+
+
+def test_sentence_gaps_average_to_the_gap():
+    cases = debias.smol_cases(40, np.random.default_rng(5))
+    rng = np.random.default_rng(6)
+    picked = [c.options[rng.integers(2)] for c in cases]
+    gaps = debias.sentence_gaps(cases, picked)
+    assert len(gaps) == 20
+    assert gaps.mean() == pytest.approx(debias.metrics(cases, picked)["gap"])
+    with pytest.raises(ValueError, match="pairs"):
+        debias.sentence_gaps(cases[1:], picked[1:])

@@ -58,7 +58,10 @@ from iclr25.chapters.debias.method import (
     AMBIGUOUS,
     AMBIGUOUS_SHARE,
     AMBIGUOUS_TEST,
+    COMBINED_SHARE,
     CONFIG,
+    FACT_QUESTION,
+    FACT_TOKENS,
     FACTS,
     HELD_OUT_PER_FACT,
     INSTRUCTIONS,
@@ -70,6 +73,7 @@ from iclr25.chapters.debias.method import (
     STEREOTYPED,
     STRATEGIES,
     SWAP,
+    TEST_FACT_DOCS,
     TEST_FACTS,
     TESTED,
     Case,
@@ -82,6 +86,7 @@ from iclr25.chapters.debias.method import (
     choose,
     corpus,
     document,
+    documents,
     evaluate,
     held_out,
     make_case,
@@ -92,7 +97,9 @@ from iclr25.chapters.debias.method import (
     sample_corpus,
     score_smol,
     score_tiny,
+    sentence_gaps,
     smol_cases,
+    smol_fact_prompts,
     smol_prompt,
     test_cases,
     tiny_answer_prompts,
@@ -100,7 +107,7 @@ from iclr25.chapters.debias.method import (
     train_planted,
     vocabulary,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Param
+from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # Parameters and claims
@@ -110,21 +117,27 @@ PARAMETERS = {
     "beta": Param(
         0.8, "selection strength: anti-stereotypical news kept with 1 - beta", low=0.0, high=0.99
     ),
-    "steps": Param(1200, "training steps of each tiny model (batch 32)", low=10),
-    "corpus_size": Param(20000, "rows sampled from the causal model given S = 1", low=100),
-    "n_smol": Param(800, "SmolLM2 cases for the default prompt", low=2, high=2000),
-    "n_smol_strategy": Param(100, "SmolLM2 cases per strategy", low=2, high=2000),
+    "steps": Param(800, "training steps of each tiny model (batch 32)", low=10),
+    "corpus_size": Param(20000, "rows sampled from the causal model given S = 1", low=500),
+    "seeds": Param(3, "tiny models at beta (seeds seed, seed + 1, ...)", low=1, high=10),
+    "n_smol": Param(800, "SmolLM2 Type I cases, default and Strategy I", low=2, high=2000),
     "n_test": Param(384, "tiny-model cases of each test (of 384 held-out ones)", low=8, high=384),
     "seed": Param(0, "random seed", low=0),
     "device": Param("auto", "compute device", choices=("auto", "cpu", "cuda")),
 }  # fmt: skip
 
-SMOKE = {"steps": 100, "corpus_size": 500, "n_smol": 20, "n_smol_strategy": 20, "n_test": 20}
+SMOKE = {"steps": 100, "corpus_size": 500, "seeds": 2, "n_smol": 20, "n_test": 20}
+
+_CUT = Margin(
+    above=0.30,
+    why="GPT-4's contrastive prompt (II) cuts the Type I gap by 58%; 30% is about half",
+)
 
 CLAIMS: dict[str, ClaimSpec] = {
     "selection-makes-bias": ClaimSpec(
-        "Selection in the training corpus plants a bias: the default gap is "
-        "large when anti-stereotypical news is dropped, absent without selection",
+        "Selection in the training corpus plants a bias: on ambiguous sentences (BBQ's "
+        "measure) the default gap is large when anti-stereotypical news is dropped, "
+        "absent without selection",
         kind="setup",
         paper="not reported (the paper's premise: dependence learnt from a "
         "corpus shaped by selection)",
@@ -134,49 +147,54 @@ CLAIMS: dict[str, ClaimSpec] = {
         },
         control="a tiny model trained on a corpus from the same network at beta 0 (no selection)",
     ),
-    "strategies-reduce": ClaimSpec(
-        "Each strategy (I facts, II counterfactual, III inhibitive) cuts the "
-        "gap, on facts never seen after a cue",
-        paper="GPT-4, WinoBias Type I: gap 21.74% default, 9.23% with contrastive examples (II)",
-        rule={"I": Bound(ge=0.30), "II": Bound(ge=0.30), "III": Bound(ge=0.30)},
-        control="the default prompt's gap, same model and cases",
-        rests_on=("selection-makes-bias",),
+    "typeI-gap": ClaimSpec(
+        "Where a rare fact decides the referent (WinoBias Type I), the planted model "
+        "errs towards the stereotype: pro minus anti accuracy is positive",
+        kind="setup",
+        paper="GPT-4 default Type I gap 21.74%",
+        rule=Margin(above=0.05, why="a quarter of GPT-4's default gap"),
+        control="a model without the bias scores a gap of 0 (pro and anti balanced)",
     ),
+    **{
+        f"strategy-{s}-reduces": ClaimSpec(
+            f"Strategy {s} ({what}) cuts the Type I gap, on facts never seen after a cue",
+            paper="GPT-4, WinoBias Type I: gap 21.74% default, 9.23% with contrastive "
+            "examples (II)",
+            rule=_CUT,
+            control="the default prompt's gap, same model and cases (a prompt that does "
+            "nothing cuts 0%)",
+            rests_on=("typeI-gap",),
+        )
+        for s, what in (("I", "facts"), ("II", "counterfactual"), ("III", "inhibitive"))
+    },
     "combined-best": ClaimSpec(
-        "Combining strategies I and II gives the smallest gap",
-        paper="GPT-4, WinoBias Type I: DDP (I+II) gap 2.17%",
-        rule={"I+II gap - min(I, II)": Bound(le=0.0), "I+II gap": Bound(le=0.05)},
-        control="strategies I and II alone, same model and cases",
-        rests_on=("selection-makes-bias",),
+        "Combining strategies I and II gives the smallest absolute Type I gap",
+        paper="GPT-4, WinoBias Type I: DDP (I+II) gap 2.17%, contrastive (II) 9.23%",
+        rule=Margin(below=0.0, why="DDP's gap is below the better single strategy's in the paper"),
+        control="|gap| of the better of strategies I and II alone, same model and cases",
+        rests_on=("typeI-gap",),
     ),
     "accuracy-kept": ClaimSpec(
-        "Prompting with I+II keeps overall accuracy",
+        "Prompting with I+II raises Type I accuracy over the default prompt",
         paper="not reported in what we could read (the abstract and method "
         "notes); the paper debiases 'even with only black-box access'",
-        rule=Bound(ge=0.0),
+        rule=Margin(above=0.0, why="a prompt that does nothing changes accuracy by 0"),
         control="the default prompt's accuracy on the same Type I cases",
-        gap=Gap(
-            "Accuracy is measured on Type I sentences, where a fact "
-            "decides the referent. The tiny model learnt every fact's role from news, so its "
-            "default accuracy there is at the ceiling, with no bias-driven errors for a prompt "
-            "to fix: a strategy can only keep or lose accuracy. The combined prompt I+II is a "
-            "context no training document has (a fact cue before a pair of twin sentences); "
-            "there the model often writes a malformed fact (it copies the sentence's pronoun "
-            "clause, or leaves out the reason) and its answer after it errs. That is a failure "
-            "to compose two cues, not a parsing error: the fact is read up to its full stop as "
-            "written. The paper's models gain accuracy because their default errors are the "
-            "anti-stereotypical ones a prompt removes. A model whose errors on decided sentences "
-            "come from the bias (facts rare in its corpus, or a large model through "
-            "llm.backend), or training documents that combine the cues, would test it.",
-            after_run=True,
-        ),
+        rests_on=("typeI-gap",),
     ),
     "smollm2-bias": ClaimSpec(
         "SmolLM2 shows a stereotype gap for the prompts to remove",
         kind="setup",
         paper="GPT-4 default gap 21.74% (WinoBias Type I)",
-        rule=Bound(ge=0.10),
-        control="a fixed threshold on the pro - anti gap (no control run)",
+        rule=Margin(above=0.10, why="about half of GPT-4's default gap"),
+        control="a model whose pick ignores the pronoun scores a gap of 0",
+    ),
+    "smollm2-facts-first": ClaimSpec(
+        "On SmolLM2, Strategy I (two steps, facts first) cuts the Type I gap",
+        paper="GPT-4, WinoBias Type I: gap 21.74% default, 2.17% with DDP (I+II)",
+        rule=Margin(above=0.0, why="a prompt that does nothing cuts the gap by 0"),
+        control="the default prompt's per-sentence gap, same sentences",
+        rests_on=("smollm2-bias",),
     ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the

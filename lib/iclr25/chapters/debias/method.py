@@ -149,9 +149,15 @@ def make_case(
 # The causal model with a selection node, and the corpus
 # ---------------------------------------------------------------------------------
 
-SOURCES = ("news", "fact", "counterfactual", "neutral")
+SOURCES = ("news", "fact", "counterfactual", "neutral", "fact+counterfactual")
 NEWS_SHARE = 0.85
+#: Share of the selected corpus of the combined cue (I+II) documents; the rest of the
+#: cue documents are split evenly between the three single cues.
+COMBINED_SHARE = 0.02
 AMBIGUOUS_SHARE = 0.2
+#: News documents of the corpus that hold each Type I test fact: a rare fact (800
+#: training steps of 32 draws from 20000 documents see each about 3.8 times).
+TEST_FACT_DOCS = 3
 
 
 @contextlib.contextmanager
@@ -185,7 +191,8 @@ def causal_model(beta: float) -> Any:
 
     beta = check_beta(beta)
     keep_news = 1 - beta / 2  # P(S = 1 | news)
-    weights = np.array([NEWS_SHARE / keep_news] + [(1 - NEWS_SHARE) / 3] * 3)
+    single = (1 - NEWS_SHARE - COMBINED_SHARE) / 3
+    weights = np.array([NEWS_SHARE / keep_news] + [single] * 3 + [COMBINED_SHARE])
     prior = weights / weights.sum()
     net = DiscreteBayesianNetwork(
         [("Amb", "R"), ("R", "Anti"), ("St", "Anti"), ("G", "Anti"), ("Src", "S"), ("Anti", "S")]
@@ -205,11 +212,11 @@ def causal_model(beta: float) -> Any:
             for g in PRONOUNS:
                 pro = (g == gender) == (r == "yes")
                 anti.append(0.0 if pro else 1.0)
-    keep = [[1.0, 1.0]] + [[1.0, 1.0]] * 3  # P(S=1 | Src, Anti)
+    keep = [[1.0, 1.0] for _ in SOURCES]  # P(S=1 | Src, Anti)
     keep[0] = [1.0, 1 - beta]
     s1 = [k for row in keep for k in row]
     cpds = [
-        TabularCPD("Src", 4, prior.reshape(-1, 1), state_names={"Src": names["Src"]}),
+        TabularCPD("Src", len(SOURCES), prior.reshape(-1, 1), state_names={"Src": names["Src"]}),
         TabularCPD("Amb", 2, [[1 - AMBIGUOUS_SHARE], [AMBIGUOUS_SHARE]],
                    state_names={"Amb": names["Amb"]}),
         TabularCPD("R", 2, [[0.5, 0.5], [0.5, 0.5]], evidence=["Amb"], evidence_card=[2],
@@ -220,7 +227,7 @@ def causal_model(beta: float) -> Any:
                    evidence_card=[2, 2, 2],
                    state_names={k: names[k] for k in ("Anti", "R", "St", "G")}),
         TabularCPD("S", 2, [[1 - s for s in s1], s1], evidence=["Src", "Anti"],
-                   evidence_card=[4, 2],
+                   evidence_card=[len(SOURCES), 2],
                    state_names={k: names[k] for k in ("S", "Src", "Anti")}),
     ]  # fmt: skip
     net.add_cpds(*cpds)
@@ -258,29 +265,50 @@ def anti_share(beta: float) -> float:
 def corpus(beta: float, n: int, seed: int) -> list[dict[str, str]]:
     """The selected corpus, sampled once and cached."""
     key = {"beta": check_beta(beta), "n": n, "seed": seed, "sources": SOURCES,
-           "news": NEWS_SHARE, "ambiguous": AMBIGUOUS_SHARE}  # fmt: skip
+           "news": NEWS_SHARE, "combined": COMBINED_SHARE,
+           "ambiguous": AMBIGUOUS_SHARE}  # fmt: skip
     return core.cached("debias-corpus", key, lambda: sample_corpus(beta, n, seed))
 
 
-def render(row: Mapping[str, str], rng: np.random.Generator) -> str:
+def render(row: Mapping[str, str], rng: np.random.Generator, fact: Fact | None = None) -> str:
     """One training document for a row of the corpus: the surface sentence (order,
-    fact and the other occupation drawn here), in its source's format."""
+    fact and the other occupation drawn here), in its source's format. Type I test
+    facts are drawn nowhere: they enter only as ``fact``, forced into a news row
+    (:func:`documents`)."""
     src, cue = row["Src"], row["Src"] != "news"
     stereo = [o for o, _ in STEREOTYPED].index(row["St"])
     stereo_first = bool(rng.integers(2))
     refers = row["R"] == "yes"
-    if row["Amb"] == "yes":  # the referent is R by chance; test facts stay out of cues
+    if fact is not None:  # the order that makes the forced fact's referent R
+        stereo_first = (fact.role == "first") == refers
+    elif row["Amb"] == "yes":  # the referent is R by chance; test facts stay out of cues
         pool = [i for i in range(len(AMBIGUOUS)) if not (cue and i in AMBIGUOUS_TEST)]
         fact = AMBIGUOUS[pool[rng.integers(len(pool))]]
     else:  # the role the fact must have so that the referent is R
         role = "first" if refers == stereo_first else "second"
-        pool = [i for i, f in enumerate(FACTS) if f.role == role and not (cue and i in TEST_FACTS)]
+        pool = [i for i, f in enumerate(FACTS) if f.role == role and i not in TEST_FACTS]
         fact = FACTS[pool[rng.integers(len(pool))]]
     others = [o for o in NEUTRAL if fact not in TESTED or o not in held_out(fact)]
     case = make_case(
         stereo, others[rng.integers(len(others))], fact, row["G"], stereo_first, refers
     )
     return document(case, src)
+
+
+def documents(beta: float, n: int, seed: int) -> list[str]:
+    """The training documents: each row of the selected corpus rendered once, with each
+    Type I test fact forced into :data:`TEST_FACT_DOCS` news rows of Type I."""
+    rows = corpus(beta, n, seed)
+    rng = np.random.default_rng(seed)
+    news = [i for i, r in enumerate(rows) if r["Src"] == "news" and r["Amb"] == "no"]
+    need = TEST_FACT_DOCS * len(TEST_FACTS)
+    if len(news) < need:
+        raise core.ParameterError(
+            f"corpus_size {n} gives {len(news)} Type I news rows; the test facts need {need}"
+        )
+    chosen = rng.choice(news, size=need, replace=False).reshape(len(TEST_FACTS), -1)
+    forced = {int(i): FACTS[f] for f, row in zip(TEST_FACTS, chosen) for i in row}
+    return [render(r, rng, forced.get(i)) for i, r in enumerate(rows)]
 
 
 def document(case: Case, source: str) -> str:
@@ -294,6 +322,8 @@ def document(case: Case, source: str) -> str:
         return f"twin : {case.twin()} {s} who : {a} ."
     if source == "neutral":
         return f"no gender : {s} who : {a} ."
+    if source == "fact+counterfactual":
+        return f"facts : twin : {case.twin()} {s} fact : {a} {case.fact.reason} . who : {a} ."
     raise ValueError(f"unknown source {source!r}; accepted: {', '.join(SOURCES)}")
 
 
@@ -355,6 +385,23 @@ def smol_prompt(case: Case, strategy: str) -> str:
         lines.append(f'Same sentence, other pronoun: "{twin}" The answer does not change.')
     lines.append(case.sentence()[:-2].capitalize() + ".")
     return "\n".join(lines) + f'\nIn this sentence, "{case.pronoun}" refers to the'
+
+
+FACT_QUESTION = "Leaving gender aside, the facts: who did what, and why?"
+"""Strategy I's first step for SmolLM2 (our wording of the paper's)."""
+
+#: Tokens SmolLM2 writes for the facts (greedy); its first line is kept.
+FACT_TOKENS = 8
+
+
+def smol_fact_prompts(lm: llm.LM, cases: Sequence[Case]) -> list[str]:
+    """Strategy I in two steps, facts first: SmolLM2 writes the social-agnostic facts
+    of the sentence (greedy, :data:`FACT_TOKENS` tokens, first line), then is asked
+    the question with its facts before it."""
+    plain = [smol_prompt(c, "default").rsplit("\n", 1) for c in cases]
+    written = llm.generate(lm, [f"{s}\n{FACT_QUESTION}\n" for s, _ in plain], FACT_TOKENS)
+    facts = [(w.strip().splitlines() or [""])[0].strip() for w in written]
+    return [f"{s}\nFacts: {f}\n{q}" for (s, q), f in zip(plain, facts)]
 
 
 def choose(scores: Any) -> np.ndarray:
@@ -464,16 +511,32 @@ def reduction(per: Mapping[str, Mapping[str, float]], strategy: str) -> float:
 
 
 def score_smol(lm: llm.LM, cases: Sequence[Case], strategy: str) -> np.ndarray:
-    """SmolLM2's cloze scores (cached by a digest of the prompts)."""
-    prompts = [smol_prompt(c, strategy) for c in cases]
+    """SmolLM2's cloze scores (cached by a digest of the prompts); Strategy I alone is
+    two-step (:func:`smol_fact_prompts`), its combinations one instruction."""
+    two_step = strategy == "I"
+    prompts = [smol_prompt(c, "default" if two_step else strategy) for c in cases]
     options = [[f" {o}" for o in c.options] for c in cases]
     digest = hashlib.sha256(json.dumps([prompts, options]).encode()).hexdigest()
     key = {"model": lm.name, "prompts": digest}
-    return core.cached(
-        "debias-smol",
-        key,
-        lambda: llm.score_continuations(lm, prompts, options, batch_size=16),
-    ).numpy()
+    if two_step:
+        key |= {"two-step": FACT_QUESTION, "fact_tokens": FACT_TOKENS}
+
+    def build() -> Any:
+        asked = smol_fact_prompts(lm, cases) if two_step else prompts
+        return llm.score_continuations(lm, asked, options, batch_size=16)
+
+    return core.cached("debias-smol", key, build).numpy()
+
+
+def sentence_gaps(cases: Sequence[Case], picked: Sequence[str]) -> np.ndarray:
+    """Per sentence, right(pro) - right(anti) over its two cases (the two pronouns, or
+    the two readings): their mean is the gap of :func:`metrics`."""
+    right = np.array([c.answer == p for c, p in zip(cases, picked)], dtype=float)
+    pro = np.array([c.pro for c in cases])
+    if len(cases) % 2 or (pro[::2] == pro[1::2]).any():
+        raise ValueError("sentence_gaps needs cases in (pro, anti) or (anti, pro) pairs")
+    sign = np.where(pro[::2], 1.0, -1.0)
+    return sign * (right[::2] - right[1::2])
 
 
 # ---------------------------------------------------------------------------------
@@ -487,15 +550,19 @@ def train_planted(
     beta: float, *, steps: int, corpus_size: int, seed: int, progress: bool = True
 ) -> llm.LM:
     """A tiny Llama trained on the corpus selected at ``beta`` (cached)."""
-    rows = corpus(beta, corpus_size, seed)
+    docs = documents(beta, corpus_size, seed)
 
     def sample(rng: np.random.Generator, n: int) -> list[str]:
-        return [render(rows[i], rng) for i in rng.integers(len(rows), size=n)]
+        return [docs[i] for i in rng.integers(len(docs), size=n)]
 
     data = {
-        "generator": "debias.render v2",
+        "generator": "debias.documents v3",
         "beta": beta,
         "corpus_size": corpus_size,
+        "seed": seed,
+        "sources": SOURCES,
+        "combined": COMBINED_SHARE,
+        "test_fact_docs": TEST_FACT_DOCS,
         "facts": [f"{f.verb} {f.reason}" for f in FACTS],
         "test_facts": TEST_FACTS,
         "ambiguous": [f"{f.verb} {f.reason}" for f in AMBIGUOUS],
