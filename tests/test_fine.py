@@ -207,7 +207,7 @@ def test_claims_name_the_notebook_claims():
         spec.rests_on == ("edits-made",) for cid, spec in fine.CLAIMS.items() if cid != "edits-made"
     )
     gaps = {cid for cid, spec in fine.CLAIMS.items() if spec.gap is not None}
-    assert gaps == {"neighbourhood-better", "distract-better"}
+    assert gaps == {"edits-made", "neighbourhood-better", "distract-better"}
     assert fine.CLAIMS["edits-made"].rule.decide(0.81, 0.99) == "holds"
     assert fine.CLAIMS["edits-made"].rule.decide(0.79, 0.99) == "inconclusive"
     assert fine.CLAIMS["generalisation-comparable"].rule.decide(-0.09, 0.1) == "holds"
