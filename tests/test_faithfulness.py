@@ -229,3 +229,16 @@ def test_mu_rises_with_the_rate_the_identity_is_admitted(qs):
         mus.append(fa.faithfulness(exact, ee, warmup=200, draws=400, seed=0).mu)
     assert all(b > a for a, b in zip(mus, mus[1:])), mus
     assert mus[-1] > 0.5 > mus[0]
+
+
+def test_mu_difference_pairs_independent_draws():
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(0)
+    common = rng.normal(size=4000)  # two posteriors drawn with the same random numbers
+    a, b = SimpleNamespace(draws=1.0 + common), SimpleNamespace(draws=common)
+    d = fa.mu_difference(a, b, 30)
+    assert d.value == pytest.approx(1.0, abs=0.1)
+    assert d.high - d.low == pytest.approx(2 * 1.96 * np.sqrt(2), rel=0.1)  # not 0
+    with pytest.raises(ValueError, match="one length"):
+        fa.mu_difference(a, SimpleNamespace(draws=common[:10]), 30)
