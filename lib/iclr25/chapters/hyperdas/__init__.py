@@ -121,6 +121,9 @@ from iclr25.chapters.hyperdas.method import (
 from iclr25.chapters.hyperdas.runs import (
     CODE,
     SMOL_ATTRIBUTES,
+    SMOL_BATCH,
+    SMOL_K,
+    SMOL_STEPS,
     parse_layers,
     run_das_grid,
     run_hyperdas,
@@ -176,9 +179,6 @@ PARAMETERS = {
         "4,12", "SmolLM2 layers for DAS (comma-separated, 0..29)", parser=parse_layers
     ),
     "smol_attribute": Param("capital", "SmolLM2 attribute for DAS", choices=SMOL_ATTRIBUTES),
-    "smol_steps": Param(40, "SmolLM2 DAS's most steps per layer (the same stopping rule)", low=1),
-    "smol_batch": Param(8, "SmolLM2 DAS batch size", low=2),
-    "smol_k": Param(16, "SmolLM2 DAS rank", low=1, high=576),
     "seed": Param(0, "random seed", low=0),
     "device": Param("cpu", "compute device (CPU only: the book's budget)", choices=("cpu",)),
 }

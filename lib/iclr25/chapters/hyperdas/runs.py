@@ -19,6 +19,8 @@ from iclr25.chapters.hyperdas.target import known
 # ---------------------------------------------------------------------------------
 
 SMOL_ATTRIBUTES = ("capital", "language", "currency")
+SMOL_K, SMOL_BATCH, SMOL_STEPS = 16, 8, 40
+"""SmolLM2 DAS: rank, batch and most steps per layer (the same stopping rule)."""
 
 
 def smol_world(lm: llm.LM) -> World:
