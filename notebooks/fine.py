@@ -149,13 +149,8 @@ start = time.perf_counter()
 lm = llm.load_model("smollm2-135m", p.torch_device)
 facts = editing.all_facts()
 known = editing.known_facts(lm, facts)
-counts = {
-    r: (
-        sum(f.relation == r for f in known),
-        sum(f.relation == r for f in facts),
-    )
-    for r in editing.RELATIONS
-}
+counts = {r: (sum(f.relation == r for f in known),
+              sum(f.relation == r for f in facts)) for r in editing.RELATIONS}
 print(f"model loaded, facts checked in {time.perf_counter() - start:.1f} s")
 for r, (n_known, n_all) in counts.items():
     prompt = editing.RELATIONS[r].prompt
@@ -170,17 +165,11 @@ for r, (n_known, n_all) in counts.items():
 # are drawn first, so that relation specificity can be measured.
 
 # %%
-cases = editing.make_cases(
-    known, p.n_edits, p.rng, n_neighbours=p.n_neighbours
-)
+cases = editing.make_cases(known, p.n_edits, p.rng,
+                           n_neighbours=p.n_neighbours)
 case = cases[0]
-print(
-    "rewrite:       ",
-    repr(case.request.prompt),
-    case.fact.object,
-    "->",
-    case.request.new,
-)
+print("rewrite:       ", repr(case.request.prompt), case.fact.object, "->",
+      case.request.new)
 print("paraphrases:   ", case.paraphrases)
 print("neighbourhood: ", case.neighbourhood)
 print("relation:      ", case.relation)
@@ -203,22 +192,15 @@ print("distract:      ", case.distract[0])
 
 # %%
 window = 6
-effects = editing.causal_trace(
-    lm, known[: p.n_trace], window=window, seed=p.seed
-)
+effects = editing.causal_trace(lm, known[: p.n_trace], window=window,
+                               seed=p.seed)
 layer = editing.trace_layer(effects, window)
 n_traced = min(p.n_trace, len(known))
 fine.tracing_figure(effects, layer, n_traced, window).show()
 start = time.perf_counter()
 moments = editing.second_moments(
-    lm,
-    layer,
-    n_texts=p.c_texts,
-    n_tokens=editing.SAMPLE_TOKENS,
-    seed=p.seed,
-    sizes=fine.C_SIZES,
-    progress=True,
-)
+    lm, layer, n_texts=p.c_texts, n_tokens=editing.SAMPLE_TOKENS,
+    seed=p.seed, sizes=fine.C_SIZES, progress=True)
 n_keys = max(moments)
 C = editing.regularised(moments[n_keys])
 print(f"C from {n_keys:,} tokens ({time.perf_counter() - start:.0f} s)")
@@ -242,40 +224,21 @@ print(f"C from {n_keys:,} tokens ({time.perf_counter() - start:.0f} s)")
 # %%
 editors = {
     "ROME": partial(editing.rome, lm, layer=layer, C=C, steps=p.rome_steps),
-    "FiNE": partial(
-        fine.fine,
-        lm,
-        k=p.k,
-        epochs=p.epochs,
-        lr=p.lr,
-        frozen_last=p.frozen_last,
-    ),
+    "FiNE": partial(fine.fine, lm, k=p.k, epochs=p.epochs, lr=p.lr,
+                    frozen_last=p.frozen_last),
 }
 requests = [c.request for c in cases]
 timing = fine.timed_edits(requests[: p.n_timed], editors)  # ROME 0, FiNE 0
-config = {
-    "seed": p.seed,
-    "layer": layer,
-    "rome_steps": p.rome_steps,
-    "c_texts": p.c_texts,
-    "k": p.k,
-    "epochs": p.epochs,
-    "lr": p.lr,
-    "frozen_last": p.frozen_last,
-    "fine": "per-token, max NLL",
-}
+config = {"seed": p.seed, "layer": layer, "rome_steps": p.rome_steps,
+          "c_texts": p.c_texts, "k": p.k, "epochs": p.epochs, "lr": p.lr,
+          "frozen_last": p.frozen_last, "fine": "per-token, max NLL"}
 made = editing.kept_edits(
-    lm, requests, fine.reusing(timing, requests[: p.n_timed], editors), config
-)
+    lm, requests, fine.reusing(timing, requests[: p.n_timed], editors),
+    config)
 records, edits = editing.run_cases(lm, cases, made, n_tokens=p.gen_tokens)
 results = editing.summary(records)
-metrics = [
-    "efficacy",
-    "generalisation",
-    "neighbourhood",
-    "relation",
-    "distract",
-]
+metrics = ["efficacy", "generalisation", "neighbourhood", "relation",
+           "distract"]
 fine.comparison_figure(results, metrics, len(cases)).show()
 
 # %% [markdown]
@@ -284,25 +247,19 @@ fine.comparison_figure(results, metrics, len(cases)).show()
 # brackets).
 
 # %%
-print(
-    f"{'':6s}{'parameters':>12s}{'wall (s)':>10s}{'CPU (s)':>9s}"
-    f"{'fluency':>9s}{'(unedited)':>12s}"
-)
+print(f"{'':6s}{'parameters':>12s}{'wall (s)':>10s}{'CPU (s)':>9s}"
+      f"{'fluency':>9s}{'(unedited)':>12s}")
 for method, r in results.items():
     t = timing[method]
-    print(
-        f"{method:6s}{r['params']:12,.0f}{t.median_wall:10.2f}"
-        f"{t.median_cpu:9.2f}{r['fluency']:9.2f}"
-        f"{r['fluency_before']:12.2f}"
-    )
+    print(f"{method:6s}{r['params']:12,.0f}{t.median_wall:10.2f}"
+          f"{t.median_cpu:9.2f}{r['fluency']:9.2f}"
+          f"{r['fluency_before']:12.2f}")
 d_model, d_mlp = llm.down_proj(lm, layer).weight.shape
 n_tok = [len(lm.tokens(r.target)) for r in requests]
-print(
-    f"ROME rewrites all {d_model} x {d_mlp} weights of a down projection; "
-    f"FiNE at most {p.k} value vectors of {d_model} weights per token of "
-    f"the object (at most {max(n_tok)} tokens here): at least "
-    f"{d_mlp / (p.k * max(n_tok)):.0f} times fewer"
-)
+print(f"ROME rewrites all {d_model} x {d_mlp} weights of a down projection; "
+      f"FiNE at most {p.k} value vectors of {d_model} weights per token of "
+      f"the object (at most {max(n_tok)} tokens here): at least "
+      f"{d_mlp / (p.k * max(n_tok)):.0f} times fewer")
 
 # %% [markdown]
 # What to look for: the two methods fail in different places. ROME's update is keyed on
@@ -347,16 +304,14 @@ before_eff = fine.unedited_efficacy(lm, cases)
 steps = [e.info["steps"] for e in edits if e.method == "FiNE"]
 stopped = sum(s_ < p.epochs for s_ in steps)
 rome_mean = stats.mean(rome_eff, seed=p.seed)
-print(
-    f"FiNE's efficacy {fine_eff.mean():.2f}; {stopped} of {len(steps)} "
-    f"edits stopped before {p.epochs} steps"
-)
+print(f"FiNE's efficacy {fine_eff.mean():.2f}; {stopped} of {len(steps)} "
+      f"edits stopped before {p.epochs} steps")
 print(f"unedited model on the new objects: {before_eff.mean():.2f}")
 core.claim(
     "edits-made",
     estimate=rome_mean,
     measured=f"ROME's efficacy {rome_mean}; FiNE's {fine_eff.mean():.2f}; "
-    f"unedited {before_eff.mean():.2f}",
+             f"unedited {before_eff.mean():.2f}",
 )
 
 # %% [markdown]
@@ -370,30 +325,23 @@ core.claim(
 # %%
 local = list(editing.LOCALITY)
 scores = ["generalisation", *local]
-gain = {
-    m: stats.paired_difference(*fine.paired(records, [m]), seed=p.seed)
-    for m in scores
-}
-gain["mean"] = stats.paired_difference(
-    *fine.paired(records, local), seed=p.seed
-)
+gain = {m: stats.paired_difference(*fine.paired(records, [m]), seed=p.seed)
+        for m in scores}
+gain["mean"] = stats.paired_difference(*fine.paired(records, local),
+                                       seed=p.seed)
 for m in scores:
-    print(
-        f"{m:14s} ROME {rome_r[m]:.2f}  FiNE {fine_r[m]:.2f}  "
-        f"FiNE - ROME {gain[m]}"
-    )
+    print(f"{m:14s} ROME {rome_r[m]:.2f}  FiNE {fine_r[m]:.2f}  "
+          f"FiNE - ROME {gain[m]}")
 print(f"{'mean':14s} FiNE - ROME {gain['mean']}")
 
 # %%
-for cid, m in [
-    ("generalisation-comparable", "generalisation"),
-    *((f"{m}-better", m) for m in local),
-]:
+for cid, m in [("generalisation-comparable", "generalisation"),
+               *((f"{m}-better", m) for m in local)]:
     core.claim(
         cid,
         estimate=gain[m],
         measured=f"{m} ROME {rome_r[m]:.2f}, FiNE {fine_r[m]:.2f}, "
-        f"FiNE - ROME {gain[m]}",
+                 f"FiNE - ROME {gain[m]}",
     )
 
 # %% [markdown]
@@ -411,26 +359,13 @@ for cid, m in [
 
 # %%
 drawn = cases[: p.n_random]
-control = {
-    "random": partial(
-        fine.fine,
-        lm,
-        k=p.k,
-        epochs=p.epochs,
-        lr=p.lr,
-        frozen_last=p.frozen_last,
-        random=np.random.default_rng(p.seed),
-    )
-}
-kept_random = editing.kept_edits(
-    lm,
-    [c.request for c in drawn],
-    control,
-    {**config, "control": "same layers"},
-)
-random_records, _ = editing.run_cases(
-    lm, drawn, kept_random, n_tokens=0, progress=False
-)
+control = {"random": partial(fine.fine, lm, k=p.k, epochs=p.epochs, lr=p.lr,
+                             frozen_last=p.frozen_last,
+                             random=np.random.default_rng(p.seed))}
+kept_random = editing.kept_edits(lm, [c.request for c in drawn], control,
+                                 {**config, "control": "same layers"})
+random_records, _ = editing.run_cases(lm, drawn, kept_random, n_tokens=0,
+                                      progress=False)
 random_r = editing.summary(random_records)["random"]
 names = {r["case"] for r in random_records}
 both = [r for r in records if r["case"] in names] + random_records
@@ -438,32 +373,30 @@ located = fine.paired(both, ["efficacy"], "FiNE", "random")
 beats = stats.paired_difference(*located, seed=p.seed)
 fine_drawn = editing.summary([r for r in both if r["method"] == "FiNE"])
 for m in metrics:
-    print(
-        f"{m:14s} located {fine_drawn['FiNE'][m]:.2f}  "
-        f"random {random_r[m]:.2f}"
-    )
+    print(f"{m:14s} located {fine_drawn['FiNE'][m]:.2f}  "
+          f"random {random_r[m]:.2f}")
 core.claim(
     "located-beats-random",
     estimate=beats,
     measured=f"efficacy located {located[0].mean():.2f}, random "
-    f"{located[1].mean():.2f}, located - random {beats}",
-)
+             f"{located[1].mean():.2f}, located - random {beats}",
+);
+
 # %% [markdown]
 # Speed: FiNE's median wall and CPU time per edit are both below ROME's (ROME's leave
 # out causal tracing and the covariance $C$, computed once for all edits).
 
 # %%
-ratio = {
-    "wall": timing["FiNE"].median_wall / timing["ROME"].median_wall,
-    "CPU": timing["FiNE"].median_cpu / timing["ROME"].median_cpu,
-}
+ratio = {"wall": timing["FiNE"].median_wall / timing["ROME"].median_wall,
+         "CPU": timing["FiNE"].median_cpu / timing["ROME"].median_cpu}
 core.claim(
     "faster",
     value=ratio,
     measured=f"FiNE / ROME median time per edit: wall {ratio['wall']:.2f}, "
-    f"CPU {ratio['CPU']:.2f} (ROME {timing['ROME']}; "
-    f"FiNE {timing['FiNE']}; alternated)",
-)
+             f"CPU {ratio['CPU']:.2f} (ROME {timing['ROME']}; "
+             f"FiNE {timing['FiNE']}; alternated)",
+);
+
 # %% [markdown]
 # ## ROME and the size of its sample
 #
@@ -476,7 +409,8 @@ core.claim(
 # %%
 swept_C = {n: moments[n] for n in (*fine.C_SWEPT, n_keys) if n in moments}
 rome_records = [r for r in records if r["method"] == "ROME"]
-by_size = fine.c_sweep(lm, cases, made["ROME"], swept_C, layer, rome_records)
+by_size = fine.c_sweep(lm, cases, made["ROME"], swept_C, layer,
+                       rome_records)
 fine.c_sweep_figure(by_size, metrics).show()
 
 # %% [markdown]
@@ -488,15 +422,12 @@ fine.c_sweep_figure(by_size, metrics).show()
 # %%
 fine_edits = [e for e in edits if e.method == "FiNE"]
 neuron_layers = [l_ for e in fine_edits for l_, _ in e.info["neurons"]]
-fine.neuron_layers_figure(
-    neuron_layers, lm.n_layers, layer, p.frozen_last, len(fine_edits)
-).show()
+fine.neuron_layers_figure(neuron_layers, lm.n_layers, layer, p.frozen_last,
+                          len(fine_edits)).show()
 late = 2 * lm.n_layers // 3
 share = np.mean(np.array(neuron_layers) >= late)
-print(
-    f"{share:.0%} of FiNE's neurons are in layers {late} and above; "
-    f"ROME edits layer {layer}"
-)
+print(f"{share:.0%} of FiNE's neurons are in layers {late} and above; "
+      f"ROME edits layer {layer}")
 
 # %% [markdown]
 # ## More neurons
@@ -509,21 +440,10 @@ print(
 # %%
 ks = fine.sweep_ks(p.k_max)
 swept = cases[: p.n_sweep]
-others = {
-    k_: partial(
-        fine.fine,
-        lm,
-        k=k_,
-        epochs=p.epochs,
-        lr=p.lr,
-        frozen_last=p.frozen_last,
-    )
-    for k_ in ks
-    if k_ != p.k
-}
-kept = editing.kept_edits(
-    lm, [c.request for c in swept], others, {**config, "sweep": ks}
-)
+others = {k_: partial(fine.fine, lm, k=k_, epochs=p.epochs, lr=p.lr,
+                      frozen_last=p.frozen_last) for k_ in ks if k_ != p.k}
+kept = editing.kept_edits(lm, [c.request for c in swept], others,
+                          {**config, "sweep": ks})
 runs, _ = editing.run_cases(lm, swept, kept, n_tokens=0, progress=False)
 sweep = {k_: [r for r in runs if r["method"] == k_] for k_ in others}
 if p.k in ks:  # the comparison above edited these cases with k neurons
@@ -535,12 +455,9 @@ fine.sweep_figure(sweep, metrics).show()
 # The slider shows each edit's scores at one $k$.
 
 # %%
-core.explore(
-    lambda k_: fine.edits_figure(sweep[k_], metrics, k_),
-    ks,
-    "k",
-    active=ks.index(p.k) if p.k in ks else 0,
-)
+core.explore(lambda k_: fine.edits_figure(sweep[k_], metrics, k_), ks, "k",
+             active=ks.index(p.k) if p.k in ks else 0);
+
 # %% [markdown]
 # ## The editor
 #
@@ -568,18 +485,30 @@ def editor_figure(value):
     return editing.before_after_figure(*gallery[value], value)
 
 
-core.explore(
-    editor_figure,
-    list(gallery),
-    "edit",
-    live=editing.editor_widget(lm, editors, known),
-)
+core.explore(editor_figure, list(gallery), "edit",
+             live=editing.editor_widget(lm, editors, known));
+
 # %% [markdown]
 # ## Claims
 
 # %%
 core.claims_table()
 print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
+
+# %% [markdown]
+# **What the claims say.** At the book's defaults the setup claim `edits-made`
+# misses at its edge: ROME writes most of the new objects (the unedited model
+# almost none), but the lower end of its interval falls on the margin of 0.8
+# instead of above it. Every paper claim rests on it, so `generalisation-comparable`,
+# `neighbourhood-better`, `relation-better`, `distract-better`,
+# `located-beats-random` and `faster` are reported as inconclusive whatever their
+# numbers; the table gives each one's own outcome. Read that way, FiNE keeps the
+# subject's other relations far better than ROME, its located neurons make the edit
+# where random neurons of the same layers mostly do not, and it edits in a fraction
+# of ROME's time; on neighbourhood it does worse than ROME, as the mechanism declared
+# beforehand for `neighbourhood-better` and `distract-better` expects. At this scale
+# the paper's thesis, that precise localisation makes the edit, is supported on
+# relation specificity and on the random-neuron control, not on locality as a whole.
 
 # %% [markdown]
 # ## What differs from the paper
