@@ -263,4 +263,9 @@ def test_claims_are_decided_by_intervals_against_margins():
     assert sadr.CLAIMS["sadr-keeps-ns"].rule.decide(-0.05, 0.09) == "inconclusive"
     assert sadr.CLAIMS["drift"].rule.decide(0.5, 3.0) == "holds"
     gaps = {c: s.gap.after_run for c, s in sadr.CLAIMS.items() if s.gap}
-    assert gaps == {"restore-recovers": True, "restore-recovers-neutral": False}
+    assert gaps == {
+        "sadr-rs": True,
+        "drift": True,
+        "restore-recovers": True,
+        "restore-recovers-neutral": False,
+    }
