@@ -152,6 +152,16 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control=_EQUAL_STEPS,
         rests_on=("rome-edits",),
+        gap=Gap(
+            "At 12 steps and the authors' weight (0.01), SADR's v* stays within a hair of "
+            "ROME's: the attention term (0.5 to 17 at its largest, times 0.01) is small "
+            "beside the new object's NLL, and its twelve steps leave it little room to act, "
+            "so the RS margins of the two editors differ by hundredths of a nat and no RS "
+            "probe changes sides. RS sits on one to three probes an edit; the paper's "
+            "80 steps over 2,000 edits would show whether the term moves RS at all in a "
+            "135M model.",
+            after_run=True,
+        ),
     ),
     "sadr-dns": ClaimSpec(
         "SADR raises distract neighbourhood specificity over ROME at equal steps (mean "
@@ -201,6 +211,17 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="ROME's update for a random v* at the same distance from v, on the same prompts",
         rests_on=("rome-edits",),
+        gap=Gap(
+            "In SmolLM2 a random change of the subject's value of ROME's size puts almost "
+            "as many heads above their layer's unedited maximum as ROME's edit does (about "
+            "17 and 18 of 216 per distract prompt): which heads cross the hinge depends on "
+            "the size of the change more than on the new object it writes, and the excess "
+            "is within the prompts' noise. The paper's drift, heads that re-route to the "
+            "edited subject, is a claim about GPT-J; here the subject-value restoration "
+            "shows the leak travelling through what the heads read rather than where they "
+            "look.",
+            after_run=True,
+        ),
     ),
     # Over the distract probes ROME lowered by more than 0.5 nats, each probe's share of
     # its drop that the unedited attention above the edit wins back; mean over probes.
