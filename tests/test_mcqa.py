@@ -256,7 +256,10 @@ def test_claims_name_the_notebook_claims_and_the_paper_ones_rest_on_a_setup():
     assert core.check_bound(rule, [0.5, 1.0]) and not core.check_bound(rule, [1.0, np.nan])
     assert mcqa.CLAIMS["smollm2-format"].rule.decide(0.3, 0.7) == "holds"
     assert mcqa.CLAIMS["smollm2-format"].rule.decide(0.8, 0.95) == "contradicted"
-    assert {cid for cid, spec in mcqa.CLAIMS.items() if spec.gap} == {"tiny-sparse-heads"}
+    assert {cid for cid, spec in mcqa.CLAIMS.items() if spec.gap} == {
+        "tiny-learned",
+        "tiny-sparse-heads",
+    }
 
 
 def test_transition_and_pair_effects(items):
