@@ -133,6 +133,19 @@ _CUT = Margin(
     why="GPT-4's contrastive prompt (II) cuts the Type I gap by 58%; 30% is about half",
 )
 
+_GAPS = {
+    "I": Gap(
+        "Strategy I's cut is 66% and 40% on two seeds and below 0 on the third, so its interval"
+        " over three seeds spans the 30% margin. The tiny model writes the deciding fact "
+        "itself, and the fact it writes names an occupation (the fact documents restate "
+        '"<referent> <reason>"); on a rare test fact it often writes a wrong or malformed one '
+        '(e.g. "nurse was shy mechanic"), and its answer follows what it wrote. The written '
+        "fact is then the decision, not a social-agnostic fact that could inform it. More "
+        "seeds, or facts written without the referent, would decide it.",
+        after_run=True,
+    )
+}
+
 CLAIMS: dict[str, ClaimSpec] = {
     "selection-makes-bias": ClaimSpec(
         "Selection in the training corpus plants a bias: on ambiguous sentences (BBQ's "
@@ -164,6 +177,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             control="the default prompt's gap, same model and cases (a prompt that does "
             "nothing cuts 0%)",
             rests_on=("typeI-gap",),
+            gap=_GAPS.get(s),
         )
         for s, what in (("I", "facts"), ("II", "counterfactual"), ("III", "inhibitive"))
     },
@@ -173,6 +187,16 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(below=0.0, why="DDP's gap is below the better single strategy's in the paper"),
         control="|gap| of the better of strategies I and II alone, same model and cases",
         rests_on=("typeI-gap",),
+        gap=Gap(
+            "Strategy II alone already takes the Type I gap to within noise of 0 (3.6, 2.6 and "
+            "-0.5 points over the seeds), and I+II overshoots to an anti-stereotypical gap on "
+            "one seed (-5.7 points): with |gap| at the floor for both, the difference of their "
+            "absolute gaps sits within 2-3 points of 0 and three seeds cannot separate them. "
+            "The strategies cut the gap mostly by lowering pro-stereotypical accuracy (seed 0: "
+            "0.85 default, 0.65 with I+II) rather than by raising anti-stereotypical accuracy "
+            "(0.73, 0.71), so a smaller gap here is partly a less confident reader.",
+            after_run=True,
+        ),
     ),
     "accuracy-kept": ClaimSpec(
         "Prompting with I+II raises Type I accuracy over the default prompt",
@@ -181,6 +205,17 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0.0, why="a prompt that does nothing changes accuracy by 0"),
         control="the default prompt's accuracy on the same Type I cases",
         rests_on=("typeI-gap",),
+        gap=Gap(
+            "On the Type I test, I+II changes accuracy by -4.8 points on average over the "
+            "seeds, with an interval from -11 to +2 points. The cue prompts condition the model"
+            " on cue documents, where the rare test facts never appear; it loses part of what "
+            "the three news documents taught it about each (pro-stereotypical accuracy falls "
+            "from 0.85 to 0.65 at seed 0) without gaining on anti-stereotypical sentences (0.73"
+            " to 0.71). The paper's models gain accuracy because what they know of a fact "
+            "survives the debiasing prompt; at four sightings of a fact, the tiny model's "
+            "knowledge does not survive a change of context.",
+            after_run=True,
+        ),
     ),
     "smollm2-bias": ClaimSpec(
         "SmolLM2 shows a stereotype gap for the prompts to remove",
@@ -188,6 +223,14 @@ CLAIMS: dict[str, ClaimSpec] = {
         paper="GPT-4 default gap 21.74% (WinoBias Type I)",
         rule=Margin(above=0.10, why="about half of GPT-4's default gap"),
         control="a model whose pick ignores the pronoun scores a gap of 0",
+        gap=Gap(
+            "SmolLM2's default Type I gap is 0.12 on 400 sentences, with an interval from 0.088"
+            " to 0.155: it lies above 0 but straddles the 0.10 margin. At 135M parameters "
+            "SmolLM2 answers these sentences near chance (accuracy 0.55), so its gap is a lean "
+            "on gender of about 12 points, not a stereotype overriding facts it knows; 800 "
+            "cases cannot place that lean against a margin 2 points below it.",
+            after_run=True,
+        ),
     ),
     "smollm2-facts-first": ClaimSpec(
         "On SmolLM2, Strategy I (two steps, facts first) cuts the Type I gap",
