@@ -527,6 +527,12 @@ attention_over_mlp = (stats.paired_difference(shares("attention"),
                                               shares("mlp"), seed=p.seed)
                       if selecting else
                       stats.Estimate(np.nan, np.nan, np.nan, 0, "none"))
+
+# %% [markdown]
+# The claims on the selecting layers: attention against the MLPs there, and
+# where the layers sit in the model's depth.
+
+# %%
 def listed(component):
     return ", ".join(f"{last[component][k]:.2f}" for k in selecting)
 
