@@ -331,7 +331,7 @@ def test_two_smoke_runs_give_identical_claims(tmp_path, monkeypatch):
 
     from iclr25 import run
 
-    tinier = {"n_items": 4, "n_pairs": 2, "smol_positions": 1, "tiny_layers": 2}
+    tinier = {"n_items": 4, "tiny_layers": 2}
     tinier |= {"tiny_d_model": 16, "tiny_max_steps": 10, "tiny_every": 5, "tiny_warmup": 2}
     records = []
     for k in range(2):
