@@ -33,8 +33,10 @@
 # a bias instead: it samples a corpus from
 # an explicit causal model with a selection node, trains a tiny Llama on it, and
 # tests the strategies on sentences whose facts the prompts' cues never came with.
-# The bias is measured where it lives for a model that knows its facts: on
-# sentences where no fact decides the referent, as in the ambiguous contexts of BBQ {cite:p}`parrish2022bbq`.
+# The bias is measured as the paper measures it, the pro − anti accuracy gap on
+# WinoBias Type I sentences, whose facts are rare in the corpus; beside it, on
+# sentences where no fact decides the referent, as in the ambiguous contexts of
+# BBQ {cite:p}`parrish2022bbq`.
 
 # %% tags=["parameters"]
 beta = 0.8
@@ -73,9 +75,11 @@ p = core.chapter("debias", globals())
 #   pronoun, the answer;
 # * **counterfactual documents**: the gender-swapped twin, then the sentence (same
 #   answer);
-# * **neutral documents**: an inhibitive cue, then the sentence.
+# * **neutral documents**: an inhibitive cue, then the sentence;
+# * **combined documents** (2% of the corpus): the fact cue and the twin
+#   together, as a prompt with I+II has them.
 #
-# In the last three, $S$ does not depend on the sentence, so $S \perp G$. The corpus
+# In the last four, $S$ does not depend on the sentence, so $S \perp G$. The corpus
 # is pgmpy's rejection sample of the network given $S = 1$:
 #
 # ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
@@ -98,18 +102,25 @@ print(
 # %% [markdown]
 # A row of the network becomes a document: the order of the occupations, the fact
 # (of the role that makes $R$ true, or one of eight ambiguous ones) and the other
-# occupation are drawn when the document is written. Eight Type I facts (four of
-# each role) and four ambiguous ones appear in news only, never after a cue, and
-# each of them never meets six of the neutral occupations. Two tests use those
-# unseen occupation × fact pairs:
+# occupation are drawn when the document is written, once for the whole corpus.
+# Eight Type I facts (four of each role) are rare: each appears in
+# `TEST_FACT_DOCS` = 3 news documents only, so that training sees each about
+# four times, and a model unsure of one can fall back on the stereotype. Four
+# ambiguous facts appear in news only, never after a cue. Each tested fact never
+# meets six of the neutral occupations. Two tests use those unseen
+# occupation × fact pairs:
 #
-# * the **bias test**: the ambiguous sentences. No fact decides, so a model can
-#   only follow the dependence it learnt; each sentence is scored against both
-#   readings, the one the stereotype picks (pro) and the other (anti), so that
-#   the gap pro − anti is $2s - 1$ for a model that follows the stereotype at
-#   rate $s$, and 0 for one whose pick ignores the pronoun;
-# * the **Type I test**: sentences whose fact decides the referent (WinoBias
-#   Type I), for accuracy.
+# * the **Type I test** (the paper's measure): sentences whose rare fact decides
+#   the referent (WinoBias Type I); the gap is pro − anti accuracy;
+# * the **bias test** (BBQ's ambiguous contexts): no fact decides, so a model
+#   can only follow the dependence it learnt; each sentence is scored against
+#   both readings, the one the stereotype picks (pro) and the other (anti), so
+#   that the gap pro − anti is $2s - 1$ for a model that follows the stereotype
+#   at rate $s$, and 0 for one whose pick ignores the pronoun.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
+# :pyobject: documents
+# ```
 #
 # ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: document
@@ -134,8 +145,9 @@ print(
 #
 # Default: the sentence, then `who :`. **I** starts with the fact cue; the model
 # writes the fact (greedy, up to the full stop), then is asked. **II** shows the
-# gender-swapped twin first. **III** starts with the inhibitive cue. I+II and I+III
-# put two cues together, which no training document does: a test of composition.
+# gender-swapped twin first. **III** starts with the inhibitive cue. I+II puts
+# two cues together as the combined documents do; I+III, as no training
+# document does.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: tiny_prompt
@@ -161,8 +173,9 @@ print(
 #
 # ## The planted bias
 #
-# Two tiny Llamas (4 layers, $d = 64$) are trained on corpora from the same network:
-# one at $\beta$ = `beta`, and a control at $\beta = 0$, where nothing is selected.
+# Tiny Llamas (4 layers, $d = 64$) are trained on corpora from the same network:
+# `seeds` = 3 at $\beta$ = `beta` (each seed its own corpus and training), and a
+# control at $\beta = 0$, where nothing is selected.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: train_planted
@@ -192,6 +205,8 @@ with core.threads(1):
         )
         for s in runs
     }
+
+# %%
 planted = {b: models[b, p.seed] for b in (p.beta, 0.0)}
 print(
     f"{len(models)} tiny models trained (or read from the cache) and "
@@ -296,6 +311,8 @@ with core.threads(1):
     smol_scores = {
         st: debias.score_smol(smol, smol_cases, st) for st in ("default", "I")
     }
+
+# %%
 smol_per = {
     st: debias.metrics(smol_cases, debias.picks(smol_cases, sc))
     for st, sc in smol_scores.items()
@@ -410,57 +427,73 @@ core.explore(
 
 # %% [markdown]
 # ## Claims
-#
-# The tiny model learns every Type I fact outright, so the planted bias is
-# measured on ambiguous sentences (see *What differs from the paper*). That
-# measurement was chosen after it showed a bias on trial models: read
-# `selection-makes-bias` with that in mind. The registry marks
-# `accuracy-kept` as a gap declared after a run had missed it.
 
 # %%
 core.claims_table()
 
 # %% [markdown]
+# **What the claims say.** Two setup claims read the regime:
+# `selection-makes-bias` sets the planted model against its $\beta = 0$
+# control on BBQ's ambiguous measure, and `typeI-gap` checks that the planted
+# models lean towards the stereotype on the paper's measure, on which the
+# tiny-model paper claims rest. Their intervals are over the `seeds` = 3
+# models, SmolLM2's over its sentences. For `strategy-I-reduces`,
+# `combined-best` and `accuracy-kept` the table gives the outcome and, beneath
+# each, its diagnosis with the per-seed numbers: with three seeds an interval
+# over seeds is wide, and a strategy that cuts the gap by lowering
+# pro-stereotypical accuracy rather than raising anti-stereotypical accuracy
+# can leave the accuracy claim below its control. `smollm2-bias` is the setup
+# claim for SmolLM2; `smollm2-facts-first` rests on it and is decided only
+# where it holds. A gap marked as declared after the run is a diagnosis
+# written once the numbers were known; its rule and margin are the ones fixed
+# beforehand.
+
+# %% [markdown]
 # ## What differs from the paper
 #
 # * **Models.** The paper prompts GPT-3.5, GPT-4 and other large models through
-#   their APIs. Ours are a tiny Llama trained here, whose bias we planted and
-#   therefore know, and SmolLM2-135M, which rarely resolves the pronoun from the
-#   fact (its accuracy is printed above). SmolLM2 is scored on Type I cases, not
-#   on the tiny model's ambiguous ones: its gap is a lean on gender where a fact
-#   decides. Each strategy is scored on `n_smol_strategy` = 100 of its cases
-#   (200 would be closer to the paper) to keep the chapter near its five minutes. An endpoint
-#   can be plugged in through `llm.backend`, never by the book itself.
+#   their APIs. Ours are tiny Llamas trained here, whose bias we planted and
+#   therefore know (three seeds; the intervals of the tiny-model claims are
+#   over these seeds), and SmolLM2-135M (its accuracy on these sentences is
+#   printed above). SmolLM2 is scored on `n_smol` =
+#   800 Type I cases with the default prompt and with Strategy I; the other
+#   strategies appear for SmolLM2 only in the inspector, to keep the chapter
+#   within its CPU budget. An endpoint can be plugged in through `llm.backend`,
+#   never by the book itself.
 # * **Data.** WinoBias and BBQ are replaced by sentences of the same shape (Type I:
 #   a fact decides the referent; 20% ambiguous) generated from an explicit causal
 #   model, with 20 occupations of which two are stereotyped. The corpus, not the
 #   world, carries the stereotype, through the selection node.
 # * **Where the bias is measured.** The paper measures GPT-4's gap on WinoBias
-#   Type I, where its world knowledge of the facts is imperfect and the stereotype
-#   fills the gaps. Our tiny model learns each of its facts outright, so on Type I
-#   sentences selection changes how often pro and anti sentences occur, not what a
-#   fact says, and leaves nothing for the stereotype to decide. The planted bias is
-#   measured instead on ambiguous sentences (BBQ's ambiguous contexts), scored
-#   against both readings; BBQ's third answer, "unknown", is not offered.
-#   Accuracy is measured on the Type I test.
+#   Type I, where its knowledge of the facts is imperfect and the stereotype
+#   fills the gaps. Here the Type I test facts are made rare (three news
+#   documents each, about four sightings in training) to give the tiny model
+#   that imperfect knowledge; the frequency is set by the design, not by the
+#   world. BBQ's measure sits beside it on ambiguous sentences, scored against
+#   both readings; BBQ's third answer, "unknown", is not offered, and DDP on BBQ
+#   (I+III) is shown, not claimed.
 # * **Strategies.** For the tiny model a strategy is a cue it met in training
-#   documents of one source (facts, counterfactual twins, inhibitive cue), not an
-#   instruction it reads: a prompt selects which part of the training distribution
-#   the model conditions on, which is the paper's reading of prompting made literal.
-#   Strategy I writes the fact with the tiny model's own greedy generation; for
-#   SmolLM2 the strategies are our wording of the paper's instructions, scored
-#   without generation.
+#   documents of one source (facts, counterfactual twins, inhibitive cue, and
+#   2% of documents with the fact cue and the twin together), not an
+#   instruction it reads: a prompt selects which part of the training
+#   distribution the model conditions on, which is the paper's reading of
+#   prompting made literal. Strategy I writes the fact with the tiny model's own
+#   greedy generation, and the fact it writes names the referent, so it is the
+#   decision as much as a social-agnostic fact. For SmolLM2, Strategy I runs in
+#   two steps (eight greedy tokens of facts, then the question), in our wording
+#   of the paper's instructions.
 # * **Metrics.** Accuracy on pro- and anti-stereotypical sentences and their gap,
 #   as the paper's WinoBias results; on the bias test the gap equals BBQ's bias
 #   score without the "unknown" answer.
 #
 # ## Going further
 #
-# A longer training, a stronger selection, more SmolLM2 cases:
+# A longer training, a stronger selection, more SmolLM2 cases (with more steps
+# the rare test facts are seen more often, and the Type I regime moves):
 #
 # ```
-# python -m iclr25 run debias -p steps=5000 -p corpus_size=100000 \
-#     -p beta=0.9 -p n_smol=2000 -p n_smol_strategy=800
+# python -m iclr25 run debias -p steps=2000 -p corpus_size=50000 \
+#     -p beta=0.9 -p seeds=5 -p n_smol=2000
 # ```
 #
 # and a larger model through `llm.backend` (a local transformers folder, or an
