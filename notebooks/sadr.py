@@ -433,15 +433,16 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 # are decided. ROME and SADR take the same number of steps, so SADR minus ROME
 # is what the attention term does, and here it does little: the accuracy table
 # shows the two editors' scores side by side, and the margins per edit differ
-# by hundredths of a nat. The DNS interval lies above 0, the RS one straddles
-# it, and no probe changes sides (the accuracy intervals printed with the
-# claims). The three "keeps" claims hold for the same reason: a term that moves
+# by hundredths of a nat. The DNS interval lies above 0, the RS one
+# (`sadr-rs`) straddles it, and no probe changes sides (the accuracy
+# intervals printed with the claims). The three "keeps" claims hold for the same reason: a term that moves
 # $v^*$ so little costs nothing, so they say only that SADR at these settings
-# is harmless, not that its gain is cheap. Drift, counted as the hinge
-# defines it, does not separate ROME's edit from a random $v^*$ of the same
+# is harmless, not that its gain is cheap. Drift (`drift`), counted as the
+# hinge defines it, does not separate ROME's edit from a random $v^*$ of the same
 # size: which heads cross their layer's maximum depends on how far the
-# subject's value moves more than on what it says. The restorations point
-# the same way. Putting back every head's attention above the edit leaves
+# subject's value moves more than on what it says. The restorations
+# (`restore-recovers` on CounterFact's distract probes,
+# `restore-recovers-neutral` on the neutral mentions) point the same way. Putting back every head's attention above the edit leaves
 # the leak, or worsens it, on CounterFact's probes; the hinge's heads alone
 # win back a little; restoring the subject's value, with the update still in
 # the weights elsewhere, wins back the most, on both sets of probes, yet

@@ -95,6 +95,25 @@ def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
     assert not book_problems(claims, module.CLAIMS), "every registry entry is decided"
 
 
+INTERPRETS = "**What the claims say.**"
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_claims_paragraph_names_every_claim_that_did_not_hold(book, slug):
+    """The paragraph after the claims table reads the build's outcome: every claim that
+    did not hold is named in it, as `id`, so a changed outcome sends it to be rewritten."""
+    executed = json.loads((EXECUTED / f"{slug}.ipynb").read_text())
+    paragraphs = [
+        "".join(c["source"])
+        for c in executed["cells"]
+        if c["cell_type"] == "markdown" and "".join(c["source"]).startswith(INTERPRETS)
+    ]
+    assert len(paragraphs) == 1, f"one paragraph opening {INTERPRETS}"
+    missed = [(c.id, c.status) for c in read_claims(executed) if c.status != "holds"]
+    unnamed = [f"{id} ({status})" for id, status in missed if f"`{id}`" not in paragraphs[0]]
+    assert not unnamed, f"the claims paragraph does not name {', '.join(unnamed)}"
+
+
 def test_scoreboard_lists_exactly_the_claims_of_the_executed_chapters(book):
     page = (book / "book" / "scoreboard.html").read_text()
     table = page[page.index("iclr25-scoreboard") :]

@@ -291,6 +291,23 @@ def test_notebook_shows_the_method_then_claims_then_closes(slug):
     assert [h for _, h in h2][-len(ENDING) :] == ENDING
 
 
+INTERPRETS = "**What the claims say.**"
+
+
+@pytest.mark.parametrize("slug", ANATOMY)
+def test_claims_open_with_the_table_then_the_paragraph_that_reads_it(slug):
+    """'## Claims' stands alone; the table with its generated summary comes first, then the
+    paragraph that interprets it (the book's test checks that it names every miss)."""
+    nb = cells(slug)
+    at = next(i for i, c in enumerate(nb) if "Claims" in headings(c, 2))
+    assert nb[at].source.strip() == "## Claims", "the Claims heading stands alone"
+    table, reading = nb[at + 1 : at + 3]
+    assert table.cell_type == "code" and "core.claims_table()" in table.source
+    assert reading.cell_type == "markdown" and reading.source.startswith(INTERPRETS), (
+        f"the claims table is followed by one paragraph opening {INTERPRETS}"
+    )
+
+
 @pytest.mark.parametrize("slug", ANATOMY)
 def test_no_code_cell_is_longer_than_25_lines(slug):
     long = {
