@@ -27,7 +27,7 @@
 # WinoBias {cite:p}`zhao2018winobias`: a pro − anti accuracy gap of 21.74% with the default prompt, 2.17% with
 # I+II).
 #
-# A small real model cannot show what the paper shows: SmolLM2-135M rarely
+# A small real model cannot show what the paper shows: SmolLM2-135M {cite:p}`allal2025smollm2` rarely
 # resolves WinoBias-style pronouns from the facts, so a prompt has no knowledge
 # to bring out (its lean on gender is measured below). This chapter *plants*
 # a bias instead: it samples a corpus from

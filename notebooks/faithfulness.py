@@ -25,7 +25,7 @@
 #
 # We build BBQ-style questions {cite:p}`parrish2022bbq` with explicit concepts, a planted policy whose
 # explanations are honest ("candid") or hide the identity's influence
-# ("guarded"), a tiny Llama trained on its texts, and SmolLM2; then we run the
+# ("guarded"), a tiny Llama trained on its texts, and SmolLM2 {cite:p}`allal2025smollm2`; then we run the
 # paper's two hierarchical Bayesian models, in numpyro as the official code.
 
 # %% tags=["parameters"]

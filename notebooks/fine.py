@@ -25,7 +25,7 @@
 # the predicted token, and edit only the value vectors of the top few. Is the edit as
 # successful, is it more local (especially for other relations of the same subject), and
 # how much smaller and faster is it? This chapter compares ROME and FiNE on
-# SmolLM2-135M, editing facts the model actually knows.
+# SmolLM2-135M {cite:p}`allal2025smollm2`, editing facts the model actually knows.
 
 # %% tags=["parameters"]
 n_edits = 30

@@ -24,7 +24,7 @@
 # the RAVEL benchmark with Llama3-8B it disentangles attributes better than DAS
 # and the other methods. This chapter builds both methods, at a scale a CPU can
 # train: a 6-layer tiny Llama trained on 1,440 facts about 160 invented cities,
-# where the ground truth is planted, and (optionally) DAS on SmolLM2-135M for
+# where the ground truth is planted, and (optionally) DAS on SmolLM2-135M {cite:p}`allal2025smollm2` for
 # countries it knows.
 
 # %% tags=["parameters"]

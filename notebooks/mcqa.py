@@ -23,7 +23,7 @@
 # few middle layers, indeed a sparse set of heads; models that fail formatted
 # multiple-choice questions do not separate the answer symbols in vocabulary space; and
 # the logit difference between the symbols keeps growing over training. This chapter
-# repeats their analysis on two models: SmolLM2-135M, a real but small instruction-tuned
+# repeats their analysis on two models: SmolLM2-135M {cite:p}`allal2025smollm2`, a real but small instruction-tuned
 # model, and a tiny transformer trained here until it solves the task.
 
 # %% tags=["parameters"]

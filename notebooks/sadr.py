@@ -20,7 +20,7 @@
 # subject more than any head of their layer did before, and they carry the new object
 # into prompts where it does not belong. Does the edit's leak come from that drift, and
 # does a penalty on it (SADR, a term added to ROME's objective) stop the leak without
-# undoing the edit? This chapter edits facts SmolLM2-135M knows with ROME and with
+# undoing the edit? This chapter edits facts SmolLM2-135M {cite:p}`allal2025smollm2` knows with ROME and with
 # SADR, reads the attention weights before and after, and puts the unedited attention
 # back into the edited model to see what it repairs.
 
