@@ -311,27 +311,6 @@ CLAIMS: dict[str, ClaimSpec] = {
             after_run=True,
         ),
     ),
-    "smollm2-das": ClaimSpec(
-        "DAS finds the attribute at SmolLM2's country token (cause ≥ 0.5, "
-        "isolation ≥ 0.7 at the better layer)",
-        kind="setup",
-        paper="Llama3-8B DAS on RAVEL: well above chance at middle layers",
-        rule={"cause": Bound(ge=0.5), "isolation": Bound(ge=0.7)},
-        control="fixed thresholds on cause and isolation (no control run)",
-        gap=Gap(
-            "The second book run missed it after 40 steps, and DAS "
-            "cannot be trained to convergence on SmolLM2 within the chapter's budget: on the "
-            "training examples its weighted loss was still falling steadily after 150 steps, "
-            "far from the stopping rule that the tiny model's DAS meets, and a step of the "
-            "135M model costs about a second on a CPU, so convergence at two layers takes "
-            "several minutes against this section's share of the chapter. Stopped at the "
-            "step cap, the subspace is undertrained and the cause score stays low, although a "
-            "full-rank patch at the same site shows the feature is there. What would show "
-            "it: DAS to convergence (several hundred steps per layer) on an accelerator, or a "
-            "CPU budget of minutes for this section.",
-            after_run=True,
-        ),
-    ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the
 setup claims it rests on and its declared gap."""
