@@ -211,7 +211,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Bound(ge=0.5),
         control="DAS at the median site of the layer x position grid",
         gap=Gap(
-            "The seed-0 book run missed it: the best site's cause was 0.59 (the last "
+            "At the book's defaults the best site's cause is 0.59 (the last "
             "token at layer 4) against a median of 0.16. With 120 training cities DAS at "
             "the embeddings' entity token fits its training cities (cause 0.87) but carries "
             "over to the 40 held-out ones only in part (0.58): a rank-8 subspace fitted on "
@@ -301,7 +301,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the run with the penalty, from whose half-way state the branch without "
         "it starts, paired over training seeds",
         gap=Gap(
-            "The seed-0 book run counted 2.97 tokens in all six runs, with and without the "
+            "At the book's defaults the count is 2.97 tokens in all six runs, with and without the "
             "penalty. At the official hypernetwork learning rate, 4e-5, 300 steps after "
             "the branch leave the bids near their initial spread over the source tokens "
             "and the null; every source token up to the entity then collects more than 0.1 "
