@@ -429,7 +429,7 @@ core.explore(
 # ## Claims
 
 # %%
-core.claims_table()
+core.claims_table();
 
 # %% [markdown]
 # **What the claims say.** Two setup claims read the regime:

@@ -523,7 +523,7 @@ core.explore(
 # ## Claims
 
 # %%
-core.claims_table()
+core.claims_table();
 
 # %% [markdown]
 # **What the claims say.** The method can only be tested on a model that

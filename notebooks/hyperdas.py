@@ -490,7 +490,7 @@ core.explore(view, choices[:6], "instruction", live=live)
 # ## Claims
 
 # %%
-core.claims_table()
+core.claims_table();
 
 # %% [markdown]
 # **What the claims say.** Every HyperDAS claim is read from the no-op floor
