@@ -26,7 +26,8 @@
 # sites (up to +8.5 points over 16 methods on ABIDE and ADNI) and regions that
 # agree with the literature. Here the data are generated, so the disorder's
 # regions are known: we plant them, add a site shortcut that held-out sites
-# break, and train BrainOOD beside ERM, IRM, VREx, GroupDRO and GSAT.
+# break, and train BrainOOD beside ERM, IRM {cite:p}`arjovsky2019irm`, VREx {cite:p}`krueger2021vrex`,
+# GroupDRO {cite:p}`sagawa2020groupdro` and GSAT.
 
 # %% tags=["parameters"]
 n_subjects = 400

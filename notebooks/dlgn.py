@@ -503,8 +503,8 @@ core.claims_table();
 #   notebooks also hold a different extractor, DLGN-DT, which retrains a DLGN
 #   (three layers of 500) on each node's points, clusters its normalised gate
 #   directions (DBSCAN) and splits on the largest cluster's centre, with a
-#   logistic regression at the last level; it is not reproduced here (one
-#   such DLGN per node is beyond the chapter's CPU budget).
+#   logistic regression at the last level; that extractor is not built here
+#   (one such DLGN per node is beyond the chapter's CPU budget).
 # * **Baselines.** The SVM and CART are tuned over the authors' grids, but
 #   chosen on a validation part of the training split; the authors' notebook
 #   keeps the setting with the best *test* accuracy. The random forest and

@@ -134,7 +134,7 @@ chapter_start = time.perf_counter()
 #
 # ## Facts the model knows
 #
-# We write a CounterFact-style set ourselves (CounterFact {cite:p}`meng2022rome` and KnowEdit are not
+# We write a CounterFact-style set ourselves (CounterFact {cite:p}`meng2022rome` and KnowEdit {cite:p}`zhang2024knowedit` are not
 # available offline): for some ninety countries, the capital, the official language, the
 # currency and the continent, each asked in cloze form. A fact is kept only if the unedited model
 # knows it: greedy decoding after the prompt writes the whole true object (every token
@@ -208,7 +208,7 @@ print(f"C from {n_keys:,} tokens ({time.perf_counter() - start:.0f} s)")
 # %% [markdown]
 # ## How an edit is judged
 #
-# The metrics are the ones EasyEdit computes on KnowEdit, the FiNE paper's benchmark.
+# The metrics are the ones EasyEdit {cite:p}`wang2024easyedit` computes on KnowEdit, the FiNE paper's benchmark.
 # Efficacy (on the rewrite prompt) and generalisation (on paraphrases) are the share of
 # the new object's tokens the edited model predicts under teacher forcing. Each locality
 # score is the share of the true object's tokens whose prediction the edit left

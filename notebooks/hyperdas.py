@@ -21,7 +21,7 @@
 # over every site. {cite:p}`sun2025hyperdas` train a *hypernetwork* instead: it
 # reads an instruction ("this city ; that city - country"), decides itself which
 # tokens of the two runs to exchange, and builds the subspace for the concept. On
-# the RAVEL benchmark with Llama3-8B it disentangles attributes better than DAS
+# the RAVEL benchmark {cite:p}`huang2024ravel` with Llama3-8B it disentangles attributes better than DAS
 # and the other methods. This chapter builds both methods, at a scale a CPU can
 # train: a 6-layer tiny Llama trained on 1,440 facts about 160 invented cities,
 # where the ground truth is planted, and (optionally) DAS on SmolLM2-135M {cite:p}`allal2025smollm2` for

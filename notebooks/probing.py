@@ -15,7 +15,7 @@
 #
 # A pre-trained backbone is usually read by a small classification layer, the
 # *probe*, trained on its frozen features; attribution methods (gradients, GradCAM,
-# LRP, LIME, ...) then "explain" the probe's decisions in pixel space. The methods are
+# LRP {cite:p}`bach2015lrp`, LIME {cite:p}`ribeiro2016lime`, ...) then "explain" the probe's decisions in pixel space. The methods are
 # assumed to explain the backbone, whatever the probe. Is that so? {cite:p}`gairola2025probing`
 # find that it is not: how the probe is trained, its loss (binary instead of softmax
 # cross-entropy) and its form (an MLP, a B-cos MLP), changes how well the maps

@@ -179,7 +179,7 @@ pd.DataFrame({f"{NAMES.get(k, 'sweep')} (repeat {k[0]:g})": stream_row(k)
 #   $u$ and of $v$), in patches, through a transformer.
 # * **JODIE** {cite:p}`kumar2019jodie`, a memory model: every node keeps a memory that a GRU updates with each
 #   of its interactions, and is embedded at query time by a projection of its memory
-#   in the time since its last update. TGN, the quoted leaderboard's best temporal
+#   in the time since its last update. TGN {cite:p}`rossi2020tgn`, the quoted leaderboard's best temporal
 #   GNN, shares this memory and embeds a node by graph attention over its
 #   neighbours' memories instead; that step is not built here, so the model is
 #   named JODIE, as DyGLib names this combination (on GoogleLocal JODIE scores

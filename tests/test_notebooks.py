@@ -94,6 +94,62 @@ def test_pages_tell_results_not_history(slug):
     assert not told, "\n".join(told)
 
 
+OUTCOME = re.compile(
+    r"(\bclaims?\b|`[a-z][a-z0-9_.-]*`)\s+(?!that\b|which\b)(\w+\s+){0,3}?"
+    r"(holds|held|hold|fails|failed|misses|missed|is contradicted|are contradicted|reproduces?)\b"
+    r"|\b(is|are|was|were) (not )?reproduced\b"
+    r"|\bwithin (its|the) [\w-]*-minute budget\b"
+    r"|\b\d+ (CPU-)?s against (its|a|the) \d+",
+    re.IGNORECASE,
+)
+"""A sentence that tells an outcome: a claim held or missed, a finding reproduced, a run
+within its budget. Outcomes come from the build (the claims table, the run box); the only
+hand-written sentences that state them are in the paragraph that reads the table."""
+
+CONDITION = re.compile(r"\b(if|when|whether|unless|where|whose|must|would|should|only)\b", re.I)
+"""A sentence with one of these states a rule (a claim holds *when* ...), not an outcome."""
+
+
+def _prose_sentences(source: str) -> list[str]:
+    """The sentences of a notebook's markdown cells, leaving out the paragraph that reads
+    the claims table (it opens with "**What the claims say.**")."""
+    sentences = []
+    for cell in jupytext.reads(source, fmt="py:percent").cells:
+        if cell.cell_type != "markdown":
+            continue
+        for paragraph in re.split(r"\n\s*\n", cell.source):
+            if not paragraph.lstrip().startswith("**What the claims say.**"):
+                sentences += re.split(r"(?<=[.!?])\s+", " ".join(paragraph.split()))
+    return sentences
+
+
+@pytest.mark.parametrize("slug", BUILT)
+def test_prose_states_no_outcome_the_build_does_not_give(slug):
+    stated = [
+        f"{m.group(0)!r} in: {sentence[:160]}"
+        for sentence in _prose_sentences(toc.get(slug).notebook.read_text())
+        if (m := OUTCOME.search(sentence)) and not CONDITION.search(sentence)
+    ]
+    assert not stated, "\n".join(stated)
+
+
+def test_outcome_words_are_caught():
+    """The check above, on sentences it must flag and sentences it must let through."""
+    flagged = [
+        "The claim `drift` holds at our scale.",
+        "The paper's headline finding is reproduced.",
+        "It runs within its two-minute budget.",
+        "sadr ran 363 s against its 300 s budget.",
+    ]
+    passed = [
+        "A claim holds when the interval lies beyond the margin.",
+        "A paper claim that rests on a setup claim that missed is inconclusive.",
+        "Each email holds one cue of each family.",
+    ]
+    assert all(OUTCOME.search(s) and not CONDITION.search(s) for s in flagged)
+    assert not any(OUTCOME.search(s) and not CONDITION.search(s) for s in passed)
+
+
 @pytest.mark.parametrize("slug", ANATOMY_SLUGS)
 def test_notebook_passes_only_evidence_to_claim(slug):
     """A claim's statement, kind, figure, rule and gap live in the registry: a notebook
