@@ -665,7 +665,7 @@ trend_text = (
     ", ".join(f"{s}: {ld:.1f}" for s, ld in zip(late, late_ld))
     + f"; last minus solving {growth}; Kendall's tau {tau:.2f}, "
     f"one-sided p {p_value:.3f}"
-    if late else "no checkpoint solved the task, so there is no trend after it")
+    if late else "no checkpoint solved the task: no trend after it")
 core.claim("tiny-logit-difference-grows", estimate=growth,
            measured=trend_text);
 
