@@ -63,7 +63,7 @@ def test_claims_registry_is_a_module_constant(slug):
 
 HISTORY = re.compile(
     r"\b(issues?|pilots?|helpers?|parked|first (book )?run|earlier runs?|second run|"
-    r"first design|STACK\.md)\b|#\d{2}\b",
+    r"first design|STACK\.md)\b|#\d{2}\b|\btests?/\w+\.py\b",
     re.IGNORECASE,
 )
 """Words that tell how the book came about (issues, pilots, earlier runs, files the reader

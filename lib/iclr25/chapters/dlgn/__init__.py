@@ -219,11 +219,11 @@ CLAIMS: dict[str, ClaimSpec] = {
             "and that split cuts through the tree's cells. The score itself is fragile here: "
             "given the true hyperplanes as the "
             "only gates and the true labels as the output, the greedy reading recovers the "
-            "book's tree (seed 0, printed in the chapter as a control) but misorders 7 of 8 "
-            "depth-3 trees drawn with 4,000 points (seeds 0-7; accuracy 0.65-0.93; "
-            "tests/test_dlgn.py). We therefore expect the greedy tree read off the DLGN to fall "
-            "below 0.90. What would show it: an extraction that looks ahead or re-estimates "
-            "splits per node, as the "
+            "book's tree (seed 0, printed in the chapter as a control), but on other depth-3 "
+            "trees drawn the same way it can put a wrong split at the root, and a wrong root "
+            "cannot be repaired below. We therefore expect the greedy tree read off the DLGN "
+            "to fall below 0.90. What would show it: an extraction that looks ahead or "
+            "re-estimates splits per node, as the "
             "authors' own DLGN-DT notebook does (a DLGN retrained per node, its gate directions "
             "clustered).",
             after_run=True,
