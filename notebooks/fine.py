@@ -99,7 +99,7 @@ chapter_start = time.perf_counter()
 # a token $t$ at a position,
 # $c_{l,i} = a_{l,i}\,(W^{l}_{\text{down}}[i,:] \cdot W_U[:,t])$:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
+# ```{literalinclude} ../lib/iclr25/editing/fine_method.py
 # :pyobject: contributions
 # ```
 #
@@ -108,7 +108,7 @@ chapter_start = time.perf_counter()
 # for the token the unedited model predicts at that position, outside the last few
 # layers: an object of two tokens ("Kuala Lumpur") gets $2k$ neurons.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
+# ```{literalinclude} ../lib/iclr25/editing/fine_method.py
 # :pyobject: locate
 # ```
 #
@@ -118,14 +118,14 @@ chapter_start = time.perf_counter()
 # again after it, and keeps the updates small ($\gamma\,\lVert\delta\rVert$, the norm
 # itself, as in the authors' code):
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
+# ```{literalinclude} ../lib/iclr25/editing/fine_method.py
 # :pyobject: fine_loss
 # ```
 #
 # Adam minimises it, stopping as soon as the *least* probable token of the new object
 # reaches 0.9:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
+# ```{literalinclude} ../lib/iclr25/editing/fine_method.py
 # :pyobject: fine
 # ```
 #
@@ -224,7 +224,7 @@ print(f"C from {n_keys:,} tokens ({time.perf_counter() - start:.0f} s)")
 # %%
 editors = {
     "ROME": partial(editing.rome, lm, layer=layer, C=C, steps=p.rome_steps),
-    "FiNE": partial(fine.fine, lm, k=p.k, epochs=p.epochs, lr=p.lr,
+    "FiNE": partial(editing.fine, lm, k=p.k, epochs=p.epochs, lr=p.lr,
                     frozen_last=p.frozen_last),
 }
 requests = [c.request for c in cases]
@@ -353,14 +353,14 @@ for cid, m in [("generalisation-comparable", "generalisation"),
 # new object, each in the same layer as a located one but at an index drawn at random,
 # and trained with the same loss, steps and stop:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/fine/method.py
+# ```{literalinclude} ../lib/iclr25/editing/fine_method.py
 # :pyobject: random_neurons
 # ```
 
 # %%
 drawn = cases[: p.n_random]
-control = {"random": partial(fine.fine, lm, k=p.k, epochs=p.epochs, lr=p.lr,
-                             frozen_last=p.frozen_last,
+control = {"random": partial(editing.fine, lm, k=p.k, epochs=p.epochs,
+                             lr=p.lr, frozen_last=p.frozen_last,
                              random=np.random.default_rng(p.seed))}
 kept_random = editing.kept_edits(lm, [c.request for c in drawn], control,
                                  {**config, "control": "same layers"})
@@ -440,7 +440,7 @@ print(f"{share:.0%} of FiNE's neurons are in layers {late} and above; "
 # %%
 ks = fine.sweep_ks(p.k_max)
 swept = cases[: p.n_sweep]
-others = {k_: partial(fine.fine, lm, k=k_, epochs=p.epochs, lr=p.lr,
+others = {k_: partial(editing.fine, lm, k=k_, epochs=p.epochs, lr=p.lr,
                       frozen_last=p.frozen_last) for k_ in ks if k_ != p.k}
 kept = editing.kept_edits(lm, [c.request for c in swept], others,
                           {**config, "sweep": ks})

@@ -370,7 +370,8 @@ for cid, k in (("restore-recovers", "DNS"),
 # %% [markdown]
 # ## The editor
 #
-# Type a country, pick a relation and a new object, choose ROME or SADR and press Edit:
+# Type a country, pick a relation and a new object, choose ROME, SADR or FiNE
+# {cite:p}`pan2025fine` (a handful of neurons, at its paper's settings) and press Edit:
 # the bars show the top next tokens before and after on the rewrite prompt, a
 # paraphrase, a neighbour and another relation, and the heatmaps every head's attention
 # to the subject on a distract prompt (the edited sentence, then a neighbour's prompt)
@@ -398,7 +399,7 @@ def watched(method):  # record the attention before the live editor edits
                     continue
                 before_of[req] = (sadr.subject_attention(
                     lm, [d], req.subject)[0].numpy(), d)
-        return editors[method](req)
+        return live_editors[method](req)
     return edit
 
 
@@ -417,7 +418,9 @@ def editor_figure(value):
     return sadr.heatmap_figure(b, a, f"attention to the subject after {d!r}")
 
 
-live = editing.editor_widget(lm, {m: watched(m) for m in editors}, known)
+live_editors = {**editors, "FiNE": partial(editing.fine, lm)}
+live = editing.editor_widget(lm, {m: watched(m) for m in live_editors},
+                             known)
 core.explore(editor_figure, list(gallery), "edit", live=live);
 
 # %% [markdown]

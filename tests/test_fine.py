@@ -24,9 +24,9 @@ def tiny(editing_vocabulary):
 
 def test_contribution_is_activation_times_value_vector_logit(tiny):
     token = tiny.token_id(" Rome")
-    a = fine.neuron_activations(tiny, PROMPT)
+    a = editing.neuron_activations(tiny, PROMPT)
     assert a.shape == (1, 4, 32)
-    scores = fine.contributions(a[0], tiny, token)
+    scores = editing.contributions(a[0], tiny, token)
     assert scores.shape == (4, 32)
     l, i = 2, 7
     value = llm.down_proj(tiny, l).weight[:, i]  # neuron i's value vector
@@ -37,24 +37,24 @@ def test_contribution_is_activation_times_value_vector_logit(tiny):
 def test_locate_finds_k_neurons_for_each_target_token(tiny):
     target = " Kuala Lumpur"
     assert len(tiny.tokens(target)) == 2
-    per_token, predicted = fine.locate(tiny, PROMPT, target, k=6, frozen_last=2)
+    per_token, predicted = editing.locate(tiny, PROMPT, target, k=6, frozen_last=2)
     assert len(per_token) == 2 and all(len(set(n)) == 6 for n in per_token)
     assert all(l < 2 for n in per_token for l, _ in n)
     # the tokens the unedited model predicts under teacher forcing on prompt + target
     ids = tiny.tokens(PROMPT + target)
     logits = tiny.model(input_ids=torch.tensor([ids])).logits[0]
     assert predicted == logits[len(ids) - 3 : len(ids) - 1].argmax(-1).tolist()
-    a = fine.neuron_activations(tiny, PROMPT, target)
+    a = editing.neuron_activations(tiny, PROMPT, target)
     assert a.shape == (2, 4, 32)
     # position 0 is the prompt's last token: the same activations as the prompt alone
-    torch.testing.assert_close(a[0], fine.neuron_activations(tiny, PROMPT)[0])
+    torch.testing.assert_close(a[0], editing.neuron_activations(tiny, PROMPT)[0])
     for j in range(2):  # each token's neurons are the top 6 of its own scores
-        scores = fine.contributions(a[j], tiny, predicted[j])[:2]
+        scores = editing.contributions(a[j], tiny, predicted[j])[:2]
         assert sorted(float(scores[l, i]) for l, i in per_token[j]) == pytest.approx(
             sorted(scores.flatten().topk(6).values.tolist())
         )
     with pytest.raises(ValueError, match="at least one neuron"):
-        fine.locate(tiny, PROMPT, " Rome", k=0)
+        editing.locate(tiny, PROMPT, " Rome", k=0)
 
 
 def test_loss_takes_the_largest_nll_and_the_plain_l2_norm():
@@ -71,23 +71,23 @@ def test_loss_takes_the_largest_nll_and_the_plain_l2_norm():
     logp, target = probs.log(), [0, 2]
     deltas = torch.tensor([[3.0, 4.0], [0.0, 0.0]])  # norm 5, squared 25
     reference = logp[:2].clone()  # the KL term vanishes
-    loss, nll = fine.fine_loss(logp, reference, target, deltas, alpha=1.0, beta=0.0, gamma=0.0)
+    loss, nll = editing.fine_loss(logp, reference, target, deltas, alpha=1.0, beta=0.0, gamma=0.0)
     torch.testing.assert_close(nll, -torch.tensor(0.6).log())  # the max, not the mean
     torch.testing.assert_close(loss, nll)
-    loss, _ = fine.fine_loss(logp, reference, target, deltas, alpha=0.0, beta=1.0, gamma=0.0)
+    loss, _ = editing.fine_loss(logp, reference, target, deltas, alpha=0.0, beta=1.0, gamma=0.0)
     # the repetition penalty over all target tokens: the largest -log(1 - P(t))
     torch.testing.assert_close(loss - nll, -torch.tensor(0.5).log())
-    loss, _ = fine.fine_loss(logp, reference, target, deltas, alpha=0.0, beta=0.0, gamma=0.1)
+    loss, _ = editing.fine_loss(logp, reference, target, deltas, alpha=0.0, beta=0.0, gamma=0.1)
     torch.testing.assert_close(loss - nll, torch.tensor(0.5))  # gamma * ||delta||, not squared
     other = logp[:2].flip(-1)
-    loss, _ = fine.fine_loss(logp, other, target, deltas, alpha=1.0, beta=0.0, gamma=0.0)
+    loss, _ = editing.fine_loss(logp, other, target, deltas, alpha=1.0, beta=0.0, gamma=0.0)
     kl = (other.exp() * (other - logp[:2])).sum(-1).mean()  # KL(unedited || edited)
     torch.testing.assert_close(loss - nll, kl)
 
 
 def test_fine_changes_only_the_chosen_rows_and_is_undone_exactly(tiny, snapshot, changed):
     request = editing.Request(PROMPT, "France", "Kuala Lumpur", "Paris")
-    edit = fine.fine(tiny, request, k=3, epochs=3, lr=0.05, frozen_last=1)
+    edit = editing.fine(tiny, request, k=3, epochs=3, lr=0.05, frozen_last=1)
     neurons = edit.info["neurons"]
     assert len(neurons) == 2 * 3  # 3 per target token
     assert edit.n_params == len(set(neurons)) * 16 and edit.info["steps"] >= 1
@@ -106,7 +106,7 @@ def test_fine_changes_only_the_chosen_rows_and_is_undone_exactly(tiny, snapshot,
 
 def test_fine_stops_once_every_target_token_is_likely(tiny):
     request = editing.Request(PROMPT, "France", "Kuala Lumpur", "Paris")
-    edit = fine.fine(tiny, request, k=2, epochs=3, frozen_last=1, early_stop=1e-9)
+    edit = editing.fine(tiny, request, k=2, epochs=3, frozen_last=1, early_stop=1e-9)
     assert edit.info["steps"] == 1  # the least likely token is already above 1e-9
 
 
@@ -145,7 +145,7 @@ def test_timed_edits_are_reused():
 
 
 def test_editor_edits_and_resets(tiny, facts, snapshot, changed):
-    editors = {"FiNE": lambda r: fine.fine(tiny, r, k=2, epochs=2, frozen_last=1)}
+    editors = {"FiNE": lambda r: editing.fine(tiny, r, k=2, epochs=2, frozen_last=1)}
     box = editing.editor_widget(tiny, editors, facts)
     subject, relation, new = box.children[0].children
     edit_button, reset_button = box.children[2].children
@@ -226,13 +226,13 @@ def test_claims_name_the_notebook_claims():
 
 
 def test_random_neurons_keep_the_layers_and_the_count(tiny):
-    per_token, _ = fine.locate(tiny, PROMPT, " Kuala Lumpur", k=3, frozen_last=1)
-    drawn = fine.random_neurons(per_token, 32, np.random.default_rng(0))
+    per_token, _ = editing.locate(tiny, PROMPT, " Kuala Lumpur", k=3, frozen_last=1)
+    drawn = editing.random_neurons(per_token, 32, np.random.default_rng(0))
     assert [len(t) for t in drawn] == [len(t) for t in per_token]
     assert [[l for l, _ in t] for t in drawn] == [[l for l, _ in t] for t in per_token]
     assert all(0 <= i < 32 for t in drawn for _, i in t)
     request = editing.Request(PROMPT, "France", "Lima", "Paris")
-    edit = fine.fine(tiny, request, k=2, epochs=2, random=np.random.default_rng(0))
+    edit = editing.fine(tiny, request, k=2, epochs=2, random=np.random.default_rng(0))
     assert edit.method == "random" and len(edit.info["neurons"]) == 2 * len(tiny.tokens(" Lima"))
 
 

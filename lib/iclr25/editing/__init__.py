@@ -30,6 +30,9 @@ Files:
   optimised so that the model says the new object (with the KL term on "{subject} is a"
   that keeps the subject's essence), and a rank-one update of the MLP down projection
   writes ``W k* = v*``; ``C`` is estimated once and cached (:func:`second_moments`);
+* ``fine_method.py`` -- FiNE (Pan et al., 2025): the neurons that contribute most to
+  each token of the new object are located, and their value vectors get learned
+  updates (the FiNE chapter explains it; the SADR chapter's editor offers it too);
 * ``editor.py`` -- the top predictions before and after an edit, their figure, and the
   live editing widget.
 
@@ -84,6 +87,14 @@ from iclr25.editing.facts import (
     known_facts,
     make_cases,
     objects,
+)
+from iclr25.editing.fine_method import (
+    contributions,
+    fine,
+    fine_loss,
+    locate,
+    neuron_activations,
+    random_neurons,
 )
 from iclr25.editing.rome_method import (
     OPENINGS,

@@ -1,6 +1,7 @@
-"""FiNE's method: neuron activations and contributions, the neurons located per target
-token, FiNE's loss and the edit (the package docstring gives the paper and its
-equations)."""
+"""FiNE (Pan et al., 2025): neuron activations and contributions, the neurons located
+per target token, the random neurons of the authors' control, FiNE's loss and the edit.
+The FiNE chapter's package docstring gives the paper and its equations; the SADR
+chapter's live editor runs it too, which is why it lives here."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from iclr25 import editing, llm
+from iclr25 import llm
+from iclr25.editing.edits import Change, Edit
+from iclr25.editing.evaluation import probe_batch
+from iclr25.editing.facts import Request
 
 
 def neuron_activations(lm: llm.LM, prompt: str, target: str = "") -> torch.Tensor:
@@ -44,7 +48,7 @@ def locate(
     if not 1 <= k:
         raise ValueError(f"k is {k}; FiNE edits at least one neuron")
     n = len(lm.tokens(target))
-    batch, columns, _ = editing.probe_batch(lm, [(prompt, target)])
+    batch, columns, _ = probe_batch(lm, [(prompt, target)])
     with torch.no_grad():
         predicted = llm.logits_at(lm, batch, [0] * n, columns[0]).argmax(-1).tolist()
     a = neuron_activations(lm, prompt, target)  # [n, layer, d_mlp]
@@ -98,7 +102,7 @@ def fine_loss(
 
 def fine(
     lm: llm.LM,
-    request: editing.Request,
+    request: Request,
     *,
     k: int = 5,
     epochs: int = 50,
@@ -109,7 +113,7 @@ def fine(
     early_stop: float = 0.9,
     frozen_last: int = 3,
     random: np.random.Generator | None = None,
-) -> editing.Edit:
+) -> Edit:
     """FiNE's edit: locate ``k`` neurons per target token, learn their value-vector
     updates (Adam on :func:`fine_loss`, stopping once every target token's probability
     exceeds ``early_stop``), return the edit. With a generator ``random``, the located
@@ -125,7 +129,7 @@ def fine(
     index = {l: [neurons[j][1] for j in slots[l]] for l in layers}
     deltas = torch.zeros(len(neurons), lm.d_model, requires_grad=True)  # one per slot
     target = lm.tokens(request.target)
-    batch, columns, _ = editing.probe_batch(lm, [(request.prompt, request.target)])
+    batch, columns, _ = probe_batch(lm, [(request.prompt, request.target)])
     width = batch.input_ids.shape[1]
     prefix = list(range(width - len(lm.tokens(request.prompt + request.target)), columns[0][0]))
     cells = prefix + columns[0] + [width - 1]  # the prompt prefix, the target, after the target
@@ -162,8 +166,8 @@ def fine(
         delta = torch.zeros(lm.d_model, len(columns_l))
         for j, i in zip(slots[l], index[l]):
             delta[:, columns_l.index(i)] += deltas[j].detach()
-        changes.append(editing.Change(l, delta, columns_l))
-    return editing.Edit(
+        changes.append(Change(l, delta, columns_l))
+    return Edit(
         "FiNE" if random is None else "random",
         request,
         changes,

@@ -27,29 +27,22 @@ The paper's settings for Llama-2 are 5 neurons, the last 3 layers frozen, 50 epo
 learning rate 5e-3, alpha 1, beta 10, gamma 0.1 and early stop at 0.9. These details
 follow the authors' code (``easyeditor/models/fine`` in their repository, a fork of
 EasyEdit), read and re-implemented here: it pins transformers 4 and fetches data at run
-time. Facts, metrics, ROME and the editor live in :mod:`iclr25.editing`.
+time. Facts, metrics, ROME, FiNE itself and the editor live in :mod:`iclr25.editing`
+(``editing/fine_method.py``: each neuron's activation and contribution to a token's
+logit, the neurons located per token of the new object, the random neurons of the
+authors' control, FiNE's loss and the edit), because the SADR chapter's editor runs
+FiNE too.
 
-Files: ``method.py`` holds FiNE itself: each neuron's activation and contribution to a
-token's logit, the neurons located per token of the new object, the random neurons of
-the authors' control, FiNE's loss and the edit (Adam on the chosen neurons' value
-vectors). ``comparison.py`` holds what the comparison with ROME needs beyond the two
-editors: the edits timed in alternation and reused, the scores paired by edit for the
-bootstrap, the unedited model's efficacy, the neuron counts of the sweep, and ROME
-rewritten with ``C`` from fewer tokens. ``figures.py`` draws causal tracing, the two
+Files: ``method.py`` holds the paper's comparison with ROME beyond the two editors: the
+edits timed in alternation and reused, the scores paired by edit for the bootstrap, the
+unedited model's efficacy, the neuron counts of the sweep, and ROME rewritten with
+``C`` from fewer tokens. ``figures.py`` draws causal tracing, the two
 methods side by side, the layers of FiNE's neurons and the sweeps. This file holds the
 chapter's parameters and its claims.
 """
 
 from __future__ import annotations
 
-from iclr25.chapters.fine.comparison import (
-    c_sweep,
-    paired,
-    reusing,
-    sweep_ks,
-    timed_edits,
-    unedited_efficacy,
-)
 from iclr25.chapters.fine.figures import (
     METHOD_COLOURS,
     c_sweep_figure,
@@ -60,12 +53,12 @@ from iclr25.chapters.fine.figures import (
     tracing_figure,
 )
 from iclr25.chapters.fine.method import (
-    contributions,
-    fine,
-    fine_loss,
-    locate,
-    neuron_activations,
-    random_neurons,
+    c_sweep,
+    paired,
+    reusing,
+    sweep_ks,
+    timed_edits,
+    unedited_efficacy,
 )
 from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
 

@@ -1,6 +1,7 @@
-"""FiNE against ROME: the edits timed in alternation (and reused afterwards), the two
-methods' scores paired by edit, the unedited model's efficacy, the neuron counts of the
-sweep, and ROME's edits written again with ``C`` from fewer tokens."""
+"""The paper's comparison of FiNE against ROME: the edits timed in alternation (and
+reused afterwards), the two methods' scores paired by edit, the unedited model's
+efficacy, the neuron counts of the sweep, and ROME's edits written again with ``C`` from
+fewer tokens."""
 
 from __future__ import annotations
 
