@@ -43,7 +43,7 @@ def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeyp
         "import os, torch\nprint(os.environ['OMP_NUM_THREADS'], torch.get_num_threads(), "
         "os.environ['TQDM_DISABLE'])"
     )
-    cached = "from iclr25 import core\ncore.cached('toy', {'n': 1}, lambda: {'x': 1})"
+    cached = "from iclr25 import core\ncore.cached('toy MLP', {'n': 1}, lambda: {'x': 1})"
     one = _notebook(tmp_path, "one", threads, cached)
     two = _notebook(tmp_path, "two", "x = 1 + 1")
     runs = _execute(tmp_path, [("one", one, 60), ("two", two, 60)])
@@ -63,8 +63,8 @@ def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeyp
     record = json.loads((tmp_path / "record.json").read_text())
     assert {c["slug"]: c["state"] for c in record["chapters"]} == {"one": "done", "two": "done"}
     assert runs[0].cpu_s > 0 and runs[0].cache == {"hit": 0, "built": 1}
-    assert list(runs[0].built) == ["toy"] and runs[0].built["toy"]["count"] == 1
-    assert runs[0].built["toy"]["cpu_s"] >= 0 and runs[1].built == {}
+    assert list(runs[0].built) == ["toy MLP"] and runs[0].built["toy MLP"]["count"] == 1
+    assert runs[0].built["toy MLP"]["cpu_s"] >= 0 and runs[1].built == {}  # a name with a space
 
 
 def test_a_chapter_that_raises_fails_the_build_with_its_name(tmp_path):

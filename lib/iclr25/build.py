@@ -270,7 +270,7 @@ def _finish(run: Run, folder: Path, returncode: int, source: Path, cache) -> Non
         result = json.loads((folder / "result.json").read_text())
     run.wall_s, run.cpu_s = result.get("wall_s"), result.get("cpu_s")
     if (folder / "cache.log").is_file():
-        lines = [line.split() for line in (folder / "cache.log").read_text().splitlines()]
+        lines = [line.split("\t") for line in (folder / "cache.log").read_text().splitlines()]
         run.cache = {event: [w[0] for w in lines].count(event) for event in ("hit", "built")}
         for event, name, *seconds in lines:
             if event == "built":

@@ -37,16 +37,18 @@ def cache_path(name: str, config: Mapping[str, Any]) -> Path:
 
 CACHE_LOG = "ICLR25_CACHE_LOG"
 """Environment variable: a file to which :func:`cached` and :func:`cached_dir` append
-one line per artefact, ``hit <name>``, or ``built <name> <cpu_s>`` with the CPU seconds
-its build took; the book's build sets it to report which of each chapter's artefacts
-came from the cache, and where a cold chapter's time went."""
+one line per artefact, ``hit<TAB><name>``, or ``built<TAB><name><TAB><cpu_s>`` with the
+CPU seconds its build took (tabs, since a name may hold spaces: ``dlgn-tree-ReLU MLP``);
+the book's build sets it to report which of each chapter's artefacts came from the
+cache, and where a cold chapter's time went."""
 
 
 def _log_cache(event: str, name: str, cpu_s: float | None = None) -> None:
     log = os.environ.get(CACHE_LOG)
     if log:
         with open(log, "a") as f:
-            f.write(f"{event} {name}" + (f" {cpu_s:.1f}" if cpu_s is not None else "") + "\n")
+            f.write("\t".join([event, name, *([f"{cpu_s:.1f}"] if cpu_s is not None else [])]))
+            f.write("\n")
 
 
 def _unsafe_leaf(value: Any, where: str = "value") -> tuple[str, Any]:
