@@ -190,13 +190,14 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="|gap| of the better of strategies I and II alone, same model and cases",
         rests_on=("typeI-gap",),
         gap=Gap(
-            "Strategy II alone already takes the Type I gap to within noise of 0 (3.6, 2.6 and "
-            "-0.5 points over the seeds), and I+II overshoots to an anti-stereotypical gap on "
-            "one seed (-5.7 points): with |gap| at the floor for both, the difference of their "
-            "absolute gaps sits within 2-3 points of 0 and three seeds cannot separate them. "
-            "The strategies cut the gap mostly by lowering pro-stereotypical accuracy (seed 0: "
-            "0.85 default, 0.65 with I+II) rather than by raising anti-stereotypical accuracy "
-            "(0.73, 0.71), so a smaller gap here is partly a less confident reader.",
+            "Strategy II alone already takes the Type I gap to within noise of 0 on every "
+            "seed, and I+II overshoots to an anti-stereotypical gap on one (the gap figure "
+            "shows each prompt's gap per seed): with |gap| at the floor for both, "
+            "the difference of their absolute gaps sits within a few points of 0 and three "
+            "seeds cannot separate them. The strategies cut the gap mostly by lowering "
+            "pro-stereotypical accuracy rather than by raising anti-stereotypical accuracy "
+            "(the seed-0 Type I figure shows both per prompt), so a smaller gap here is partly a "
+            "less confident reader.",
             after_run=True,
         ),
     ),
@@ -208,12 +209,12 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the default prompt's accuracy on the same Type I cases",
         rests_on=("typeI-gap",),
         gap=Gap(
-            "On the Type I test, I+II changes accuracy by -4.8 points on average over the "
-            "seeds, with an interval from -11 to +2 points. The cue prompts condition the model"
-            " on cue documents, where the rare test facts never appear; it loses part of what "
-            "the three news documents taught it about each (pro-stereotypical accuracy falls "
-            "from 0.85 to 0.65 at seed 0) without gaining on anti-stereotypical sentences (0.73"
-            " to 0.71). The paper's models gain accuracy because what they know of a fact "
+            "On the Type I test, I+II lowers accuracy on average over the seeds, with an "
+            "interval that reaches a little above 0. The cue prompts condition the model on "
+            "cue documents, where the rare test facts never appear; it loses part of what the "
+            "three news documents taught it about each (its pro-stereotypical accuracy falls "
+            "in the seed-0 Type I figure) without gaining on anti-stereotypical sentences. The "
+            "paper's models gain accuracy because what they know of a fact "
             "survives the debiasing prompt; at four sightings of a fact, the tiny model's "
             "knowledge does not survive a change of context.",
             after_run=True,
@@ -226,11 +227,11 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0.10, why="about half of GPT-4's default gap"),
         control="a model whose pick ignores the pronoun scores a gap of 0",
         gap=Gap(
-            "SmolLM2's default Type I gap is 0.12 on 400 sentences, with an interval from 0.088"
-            " to 0.155: it lies above 0 but straddles the 0.10 margin. At 135M parameters "
-            "SmolLM2 answers these sentences near chance (accuracy 0.55), so its gap is a lean "
-            "on gender of about 12 points, not a stereotype overriding facts it knows; 800 "
-            "cases cannot place that lean against a margin 2 points below it.",
+            "SmolLM2's default Type I gap lies above 0, but its interval straddles the 0.10 "
+            "margin. At 135M parameters SmolLM2 answers these sentences near chance (its "
+            "accuracy is printed with its scores), so its gap is a lean on gender, not a "
+            "stereotype overriding facts it knows; 800 cases cannot place that lean against "
+            "a margin that close to it.",
             after_run=True,
         ),
     ),
