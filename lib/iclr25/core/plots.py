@@ -218,11 +218,12 @@ def explore(
 
 
 STATIC_NOTE = (
-    "Live control: run this chapter in JupyterLab (`make lab`) to move it. "
+    "Live control: run this chapter in JupyterLab (`make lab`) to move it.\n"
     "Here, the slider of the figure below works."
 )
 """What a page without a kernel shows in place of a live control (the book renders a
-widget's plain-text form, not the widget: with no kernel it could not redraw)."""
+widget's plain-text form, not the widget: with no kernel it could not redraw). Two
+lines, so that it fits the page's code column without scrolling."""
 
 
 class LiveControl:
