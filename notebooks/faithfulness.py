@@ -415,6 +415,10 @@ core.claim(
     "detects-hiding",
     estimate=drop,
     measured=f"guarded mu {fg.mu:.2f} vs candid {fc.mu:.2f}",
+    quote=dict(questions=len(qs), floor=1 / np.sqrt(len(qs)),
+               half=(drop.high - drop.low) / 2,
+               clears=(drop.high - drop.low) / 2
+               - fa.CLAIMS["detects-hiding"].rule.below),
 )
 # %% [markdown]
 # How wide the drop's interval can be is set by the faithfulness model, not

@@ -312,6 +312,7 @@ core.claim(
     estimate=rome_mean,
     measured=f"ROME's efficacy {rome_mean}; FiNE's {fine_eff.mean():.2f}; "
              f"unedited {before_eff.mean():.2f}",
+    quote=dict(unedited=before_eff.mean()),
 )
 
 # %% [markdown]

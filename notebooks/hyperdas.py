@@ -246,10 +246,21 @@ core.plot(
 ).show()
 
 # %%
+top = np.unravel_index(cause.argmax(), cause.shape)
 core.claim(
     "search-matters",
     value=cause.max() - np.median(cause),
     measured=f"best {cause.max():.2f}, median {np.median(cause):.2f}",
+    quote=dict(
+        best=cause.max(),
+        best_site=f"{H.POSITIONS[top[1]]} token at layer {layers[top[0]]}",
+        median=np.median(cause),
+        first_layer=layers[0],
+        n_fit=len({str(x.base) for x in train}),
+        n_held=len({str(x.base) for x in test}),
+        fit=grid["train_cause"].mean(0)[0, 0],
+        held=cause[0, 0],
+    ),
 )
 # %% [markdown]
 # ## HyperDAS locates the feature itself
@@ -426,6 +437,9 @@ core.claim(
     estimate=stats.paired_difference(used["without"], used["with"]),
     measured=f"{np.mean(used['without']):.2f} tokens without, "
     f"{np.mean(used['with']):.2f} with (mean of {len(seeds)} seeds)",
+    quote=dict(penalty_off=np.mean(used["without"]),
+               penalty_on=np.mean(used["with"]),
+               after_branch=p.hyper_steps - p.hyper_steps // 2),
 )
 # %% [markdown]
 # ## DAS on SmolLM2

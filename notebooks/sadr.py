@@ -231,10 +231,13 @@ def paired(score, a, b, f=np.mean):
 for cid, score in (("sadr-rs", "RS"), ("sadr-dns", "DNS")):
     e = paired(score, "SADR", "ROME")
     a = paired(score, "SADR", "ROME", editing.counterfact_accuracy)
+    gap_quotes = dict(steps=p.steps, weight=p.attn_weight, accuracy=a.value,
+                      smallest=min(terms), largest=max(terms))
     core.claim(cid, estimate=e,
                measured=f"SADR - ROME, {score} margin per edit: {e} nats; "
                         f"accuracy {a.value:+.2f} "
-                        f"[{a.low:+.2f}, {a.high:+.2f}]")
+                        f"[{a.low:+.2f}, {a.high:+.2f}]",
+               quote=gap_quotes if cid == "sadr-rs" else None)
 for score in ("ES", "PS", "NS"):
     e = paired(score, "ROME", "SADR", editing.counterfact_accuracy)
     core.claim(f"sadr-keeps-{score.lower()}", estimate=e,
@@ -289,7 +292,9 @@ for m in edited:
 core.claim("drift",
            estimate=stats.paired_difference(counts["ROME"],
                                             counts["random v*"], seed=p.seed),
-           measured="heads above the maximum per prompt, ROME - random v*");
+           measured="heads above the maximum per prompt, ROME - random v*",
+           quote=dict(random=counts["random v*"].mean(), rome=counts["ROME"].mean(),
+                      heads=int(np.prod(att["ROME"].shape[1:]))));
 
 # %% [markdown]
 # ## Putting parts of the unedited model back

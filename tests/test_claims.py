@@ -213,3 +213,36 @@ def test_a_gap_declared_for_one_setting_leaves_the_others_undeclared(monkeypatch
     assert claims.claim("late", value=2).status == "holds"  # not "holds, gap declared"
     with pytest.raises(ValueError, match=r"its gap's 'when' names setting, which are not"):
         claims.start("demo", registry, {"seed": 0})
+
+
+def test_a_diagnosis_quotes_the_run_s_numbers_not_copies_of_them(monkeypatch):
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: None)
+    monkeypatch.setattr(claims, "_RUN", {"slug": None, "claims": [], "registry": {}})
+    short = Gap("{share:.0%} on validation, {kept} of {n} on test: {measured}", after_run=True)
+    registry = {
+        "faithful": ClaimSpec("it is faithful", paper="-", rule=MARGIN, control="-", gap=short),
+        "plain": ClaimSpec("it is plain", paper="-", rule=Bound(ge=1), control="-"),
+    }
+    claims.start("demo", registry)
+    c = claims.claim(
+        "faithful",
+        estimate=stats.Estimate(0.05, 0.0, 0.1, 360, "x"),
+        quote={"share": 0.9612, "kept": 344},
+    )
+    assert c.status == "known gap"
+    assert (
+        c.diagnosis == f"{core.AFTER_THE_RUN} 96% on validation, 344 of 360 on test: {c.measured}"
+    )
+    claims.start("demo", registry)
+    with pytest.raises(TypeError, match=r"quotes \['kept', 'share'\] .* lacks kept$"):
+        claims.claim("faithful", estimate=0.05, interval=(0, 0.1), n=9, quote={"share": 1})
+    with pytest.raises(TypeError, match="gives extra, which it does not name"):
+        claims.claim(
+            "faithful", estimate=0.05, interval=(0, 0.1), n=9, quote=dict(share=1, kept=2, extra=3)
+        )
+    with pytest.raises(TypeError, match="'plain' has no declared gap"):
+        claims.claim("plain", value=2, quote={"x": 1})
+    for text in ("{unclosed", "{a.b} attribute"):
+        bad = ClaimSpec("s", paper="p", rule=Bound(ge=1), control="c", gap=Gap(text))
+        with pytest.raises(ValueError, match=r"CLAIMS\['bad'\]'s gap"):
+            claims.start("demo", {"bad": bad})

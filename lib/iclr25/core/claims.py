@@ -32,6 +32,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from string import Formatter
 from typing import Any
 
 import numpy as np
@@ -157,20 +158,50 @@ def check_bound(rule: Bound | Mapping[str, Bound], value: Any) -> bool:
 # ---------------------------------------------------------------------------------
 
 
+QUOTED_FROM_THE_CLAIM = ("value", "measured", "estimate", "low", "high", "n")
+"""The fields a gap's diagnosis may name without ``quote=``: the claim's own evidence."""
+
+
+class _Quoted:
+    """A run's number as a diagnosis quotes it: ``{x}`` as :func:`format_value` writes
+    it, ``{x:.0%}`` with the format given."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        if isinstance(self.value, str):
+            return format(self.value, spec)
+        return format(self.value, spec) if spec else format_value(self.value)
+
+
 @dataclass(frozen=True)
 class Gap:
     """A miss expected at our scale: why, and what would show the claim. ``after_run``
     marks a gap declared after a book run had missed the claim. ``when`` limits it to
     runs whose parameters have those values (``{"grok_setting": "quick"}``): a run at
-    another setting, which may show the claim, is decided without it."""
+    another setting, which may show the claim, is decided without it.
+
+    A diagnosis never copies a run's number by hand: it names it as a field,
+    ``"{val_share:.0%} on validation"``, and the notebook passes the number with the
+    claim's evidence (``core.claim(..., quote={"val_share": v})``). The claim's own
+    ``{value}``, ``{measured}``, ``{estimate}``, ``{low}``, ``{high}`` and ``{n}`` need
+    no quote."""
 
     diagnosis: str
     after_run: bool = False
     when: Mapping[str, Any] | None = None
 
     @property
-    def text(self) -> str:
-        return f"{AFTER_THE_RUN} {self.diagnosis}" if self.after_run else self.diagnosis
+    def fields(self) -> set[str]:
+        """The names the diagnosis quotes from the run (raises on a malformed field)."""
+        return {name for _, name, _, _ in Formatter().parse(self.diagnosis) if name is not None}
+
+    def text(self, quoted: Mapping[str, Any] | None = None) -> str:
+        """The diagnosis with the run's numbers in its fields, opened by
+        :data:`AFTER_THE_RUN` where the gap was declared after the run."""
+        filled = self.diagnosis.format_map({k: _Quoted(v) for k, v in (quoted or {}).items()})
+        return f"{AFTER_THE_RUN} {filled}" if self.after_run else filled
 
     def applies(self, params: Mapping[str, Any]) -> bool:
         """Whether the gap is declared for a run with these parameters."""
@@ -219,6 +250,16 @@ def check_registry(slug: str, registry: Mapping[str, ClaimSpec]) -> None:
             or (isinstance(rule, Mapping) and any(isinstance(r, Margin) for r in named))
         ):
             raise TypeError(f"{where}[{cid!r}].rule must be a Bound, a dict of Bounds, or a Margin")
+        if spec.gap is not None:
+            try:
+                quoted = spec.gap.fields
+            except ValueError as err:
+                raise ValueError(f"{where}[{cid!r}]'s gap: a malformed field ({err})") from None
+            if any(not name.isidentifier() for name in quoted):
+                raise ValueError(
+                    f"{where}[{cid!r}]'s gap quotes {sorted(quoted)}: each field is a plain "
+                    "name, {name} or {name:format}"
+                )
         for other in spec.rests_on:
             if other not in registry or registry[other].kind != "setup":
                 raise ValueError(
@@ -434,7 +475,7 @@ def json_value(value: Any) -> Any:
 
 _RUN: dict[str, Any] = {"slug": None, "claims": [], "registry": {}, "params": {}}
 
-EVIDENCE = ("value", "estimate", "interval", "n", "measured")
+EVIDENCE = ("value", "estimate", "interval", "n", "measured", "quote")
 
 
 def start(
@@ -462,6 +503,7 @@ def claim(
     interval: tuple[float, float] | None = None,
     n: int | None = None,
     measured: str | None = None,
+    quote: Mapping[str, Any] | None = None,
     **refused: Any,
 ) -> Claim:
     """Record and show one claim from its evidence; the module's ``CLAIMS[id]`` holds the
@@ -470,7 +512,8 @@ def claim(
     A :class:`Bound` rule takes ``value`` (a number, numbers, or a mapping named as the
     rule). A :class:`Margin` rule takes ``estimate``: a :class:`~iclr25.core.stats.Estimate`,
     or a number with its 95% ``interval`` and ``n``. ``measured`` says it in words
-    (default: the value or the estimate).
+    (default: the value or the estimate). ``quote`` gives the run's numbers that the
+    declared gap's diagnosis names (:class:`Gap`), exactly those.
     """
     from IPython.display import display
 
@@ -529,6 +572,7 @@ def claim(
         raise RuntimeError(
             f"claim {id!r} rests on {', '.join(missing)}: record that setup claim first"
         )
+    quoted = _quotes(id, spec.gap, quote, dict(record, value=value, measured=measured))
     gap = spec.gap if spec.gap and spec.gap.applies(_RUN["params"]) else None
     c = Claim(
         slug,
@@ -542,7 +586,7 @@ def claim(
         outcome,
         json_value(value),
         **record,
-        diagnosis=gap.text if gap else None,
+        diagnosis=gap.text(quoted) if gap else None,
         declared_after=bool(gap and gap.after_run),
         rests_on=list(spec.rests_on),
         blocked_by=[s for s in spec.rests_on if recorded[s].outcome != "holds"],
@@ -550,6 +594,34 @@ def claim(
     _RUN["claims"].append(c)
     display({"text/html": claim_rows([c]), CLAIM_MIME: asdict(c)}, raw=True)
     return c
+
+
+def _quotes(
+    id: str, gap: Gap | None, quote: Mapping[str, Any] | None, own: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The numbers a gap's diagnosis names: the claim's own evidence and ``quote``, which
+    must give exactly the other fields (refused with one line naming what differs)."""
+    if gap is None:
+        if quote:
+            raise TypeError(f"claim {id!r} has no declared gap: quote= fills a gap's diagnosis")
+        return {}
+    wanted = gap.fields - set(QUOTED_FROM_THE_CLAIM)
+    given = set(quote or {})
+    if wanted != given:
+        missing, unknown = sorted(wanted - given), sorted(given - wanted)
+        raise TypeError(
+            f"claim {id!r}: its gap's diagnosis quotes {sorted(wanted) or 'nothing'} from "
+            f"the run; quote= "
+            + "; ".join(
+                part
+                for part in (
+                    missing and f"lacks {', '.join(missing)}",
+                    unknown and f"gives {', '.join(unknown)}, which it does not name",
+                )
+                if part
+            )
+        )
+    return {**own, **(quote or {})}
 
 
 def counts(claims: Sequence[Claim]) -> dict[str, int]:

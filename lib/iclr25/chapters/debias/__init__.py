@@ -137,8 +137,8 @@ _CUT = Margin(
 
 _GAPS = {
     "I": Gap(
-        "Strategy I's cut is 66% and 40% on two seeds and below 0 on the third, so its interval"
-        " over three seeds spans the 30% margin. The tiny model writes the deciding fact "
+        "Strategy I's cut per seed is {cuts}, so its interval over {n} seeds spans the "
+        "30% margin. The tiny model writes the deciding fact "
         "itself, and the fact it writes names an occupation (the fact documents restate "
         '"<referent> <reason>"); on a rare test fact it often writes a wrong or malformed one '
         '(e.g. "nurse was shy mechanic"), and its answer follows what it wrote. The written '

@@ -230,16 +230,18 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the same model's candid explanations (mu)",
         rests_on=("plants-policy", "identity-seen"),
         gap=Gap(
-            "The drop has the right sign and is larger than the margin, but its 95% "
-            "interval is too wide to decide it. The faithfulness model draws each "
-            "question's slope as beta_e ~ N(mu, 1), so mu's posterior sd is at least "
-            "1/sqrt(30), about 0.18, at 30 questions, whatever S; the difference of two "
-            "independent posteriors then has an sd near 0.28 and a 95% half-width near "
-            "0.55, and only a drop beyond about 0.85 clears the 0.3 margin. Hiding the "
-            "identity moves mu less than that, because in the questions where the "
-            "behaviour's CE is the largest the guarded ranking differs from the candid "
-            "one only in the two minor concepts. What would show it: more questions "
-            "(about 60 for a drop of 0.7), not a larger S.",
+            "Guarded minus candid mu is {estimate:.2f}, with a 95% interval [{low:.2f}, "
+            "{high:.2f}] too wide to decide it. The faithfulness model draws each question's "
+            "slope as "
+            "beta_e ~ N(mu, 1), so mu's posterior sd is at least 1/sqrt({questions}), "
+            "about {floor:.2f}, at {questions} questions, whatever S; the difference of "
+            "two independent posteriors has about sqrt(2) times that, and the drop's "
+            "interval a half-width of {half:.2f}, so only a drop beyond about "
+            "{clears:.2f} clears the 0.3 margin. Hiding the identity moves mu less than "
+            "that, because in the questions where the behaviour's CE is the largest the "
+            "guarded ranking differs from the candid one only in the two minor concepts. "
+            "What would show it: more questions (the half-width shrinks as one over "
+            "their square root), not a larger S.",
             after_run=True,
         ),
     ),

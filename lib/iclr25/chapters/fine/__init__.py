@@ -134,10 +134,11 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="the unedited model's efficacy on the same new objects",
         gap=Gap(
-            "the interval's lower end falls on the margin itself: ROME's efficacy is "
-            "0.933 [0.8, 1] over 30 edits (the unedited model's 0.02), and 0.8 is not "
-            "above 0.8. Per-edit efficacy is a share of one to three tokens, so the "
-            "bootstrap moves in coarse steps; more edits would decide the regime",
+            "The interval's lower end does not clear the margin: ROME's efficacy is "
+            "{estimate:.3f} [{low:.3g}, {high:.3g}] over {n} edits (the unedited model's "
+            "{unedited:.2f}), against a margin of 0.8. Per-edit efficacy is a share of "
+            "one to three tokens, so the bootstrap moves in coarse steps; more edits "
+            "would decide the regime",
             after_run=True,
         ),
     ),

@@ -211,13 +211,14 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Bound(ge=0.5),
         control="DAS at the median site of the layer x position grid",
         gap=Gap(
-            "At the book's defaults the best site's cause is 0.59 (the last "
-            "token at layer 4) against a median of 0.16. With 120 training cities DAS at "
-            "the embeddings' entity token fits its training cities (cause 0.87) but carries "
-            "over to the 40 held-out ones only in part (0.58): a rank-8 subspace fitted on "
-            "one-token cities with their own embeddings still encodes some city identity. "
-            "At the contextual layers the attribute has moved off the entity token towards "
-            "the last token, where one subspace for all templates reaches about 0.6. The "
+            "The best site's cause is {best:.2f} (the {best_site}) against a median of "
+            "{median:.2f}. DAS at the entity token of layer {first_layer} (layer 0 is "
+            "the embeddings) fits its {n_fit} training cities (cause {fit:.2f}) but "
+            "carries over to the {n_held} held-out ones only in part ({held:.2f}): a "
+            "rank-8 subspace fitted on one-token cities with their own embeddings still "
+            "encodes some city identity. At the contextual layers the attribute has moved "
+            "off the entity token towards the last token, where one subspace for all "
+            "templates must serve every template's position. The "
             "paper fits DAS on thousands of entities per domain of a pretrained model. What "
             "would show it: thousands of cities, or a pretrained target whose city "
             "embeddings share structure.",
@@ -301,8 +302,9 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the run with the penalty, from whose half-way state the branch without "
         "it starts, paired over training seeds",
         gap=Gap(
-            "At the book's defaults the count is 2.97 tokens in all six runs, with and without the "
-            "penalty. At the official hypernetwork learning rate, 4e-5, 300 steps after "
+            "The count is {penalty_off:.2f} tokens without the penalty and "
+            "{penalty_on:.2f} with it, in the mean over the seeds. At the official "
+            "hypernetwork learning rate, 4e-5, {after_branch} steps after "
             "the branch leave the bids near their initial spread over the source tokens "
             "and the null; every source token up to the entity then collects more than 0.1 "
             "of weight over the base positions, so the count sits at the number of such "

@@ -153,11 +153,13 @@ CLAIMS: dict[str, ClaimSpec] = {
         control=_EQUAL_STEPS,
         rests_on=("rome-edits",),
         gap=Gap(
-            "At 12 steps and the authors' weight (0.01), SADR's v* stays within a hair of "
-            "ROME's: the attention term (0.5 to 17 at its largest, times 0.01) is small "
-            "beside the new object's NLL, and its twelve steps leave it little room to act, "
-            "so the RS margins of the two editors differ by hundredths of a nat and no RS "
-            "probe changes sides. RS sits on one to three probes an edit; the paper's "
+            "At {steps} steps and the authors' weight ({weight}), SADR's v* stays close "
+            "to ROME's: the attention term ({smallest:.2g} to {largest:.2g} at its "
+            "largest in an edit, times {weight}) is small beside the new object's NLL, "
+            "and {steps} steps leave it little room to act, so the RS margins of the two "
+            "editors differ by {estimate:+.3f} nats per edit in the mean and their RS "
+            "accuracies by {accuracy:+.2f}. RS sits on one to three probes an edit; the "
+            "paper's "
             "80 steps over 2,000 edits would show whether the term moves RS at all in a "
             "135M model.",
             after_run=True,
@@ -212,9 +214,10 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="ROME's update for a random v* at the same distance from v, on the same prompts",
         rests_on=("rome-edits",),
         gap=Gap(
-            "In SmolLM2 a random change of the subject's value of ROME's size puts almost "
-            "as many heads above their layer's unedited maximum as ROME's edit does (about "
-            "17 and 18 of 216 per distract prompt): which heads cross the hinge depends on "
+            "In SmolLM2 a random change of the subject's value of ROME's size puts "
+            "{random:.1f} of the {heads} heads above the edit over their layer's unedited "
+            "maximum per distract prompt, and ROME's edit {rome:.1f}: which heads cross "
+            "the hinge depends on "
             "the size of the change more than on the new object it writes, and the excess "
             "is within the prompts' noise. The paper's drift, heads that re-route to the "
             "edited subject, is a claim about GPT-J; here the subject-value restoration "

@@ -332,9 +332,10 @@ CLAIMS: dict[str, ClaimSpec] = {
         gap=Gap(
             "The gamma chosen on validation is the one with the smallest explanations "
             "that are at least 95% faithful there, so by design its faithfulness lies "
-            "just above the claim's margin: 96% on validation, 95.6% (344 of 360) on the "
-            "test split. A test split of 360 digits gives an interval of about two "
-            "points either side, which cannot tell a point above 95% from one below. "
+            "just above the claim's margin: {validation:.1%} on validation, "
+            "{estimate:.1%} ({kept} of {n}) on the test split. A test split of {n} digits "
+            "gives the interval [{low:.1%}, {high:.1%}], which cannot tell a point above "
+            "95% from one below. "
             "What would show the claim: a larger test split (MNIST's 10,000 test images "
             "give about half a point either side), or a validation floor set above the "
             "claim's margin.",
@@ -403,13 +404,15 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="no trend: a slope of 0 points per doubling of gamma",
         rests_on=("explains_baseline_st",),
         gap=Gap(
-            "Over the whole grid (gamma 0.5 to 32) SST-ST's test accuracy stays within "
-            "about a point of the normal models' 97%: the size term acts on the "
+            "Over the whole grid (gamma {smallest:g} to {largest:g}) SST-ST's mean test "
+            "accuracy over the seeds lies between {lowest:.1f}% and {highest:.1f}%, "
+            "against the normal models' {normal:.1f}%: the size term acts on the "
             "explanation head, the prediction's cross-entropy keeps the backbone, and on "
             "the upsampled 8x8 digits a mask of a few pixels still carries the class, so "
             "the faithfulness term costs the classifier little at any gamma. A slope of a "
             "few hundredths of a point per doubling is below what three seeds on a test "
-            "split of 360 digits resolve (one digit is 0.28 points). What would show it: "
+            "split of {digits} digits resolve (one digit is {one_digit:.2f} points). What "
+            "would show it: "
             "images that need more of their pixels (MNIST, CIFAR-10 as in the paper), a "
             "larger test split and more seeds.",
             after_run=True,
