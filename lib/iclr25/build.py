@@ -43,6 +43,24 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
 """Set in each chapter's kernel: torch's intra-op pool and the BLAS libraries read them."""
 
 
+def machine() -> dict[str, object]:
+    """What the build ran on, for reading its CPU times: the processor, its cores, and
+    the widest vector instructions it offers (torch's kernels differ between AVX2 and
+    AVX-512, in speed and in rounding)."""
+    import platform
+
+    info = Path("/proc/cpuinfo")
+    text = info.read_text() if info.is_file() else ""
+    names = [line.split(":", 1)[1].strip() for line in text.splitlines() if "model name" in line]
+    flags = next((line.split() for line in text.splitlines() if line.startswith("flags")), [])
+    vector = next((v for f, v in (("avx512f", "AVX-512"), ("avx2", "AVX2")) if f in flags), "")
+    return {
+        "cpu": names[0] if names else platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "vector": vector or "unknown",
+    }
+
+
 class BuildError(RuntimeError):
     """A chapter failed or ran out of time; the message names it."""
 
@@ -117,6 +135,7 @@ def execute_chapters(
 
     def save() -> None:
         record = {
+            "machine": machine(),
             "jobs": jobs,
             "threads": threads,
             "wall_s": round(time.monotonic() - start, 1),

@@ -14,6 +14,7 @@ either, in the book's reading order, and shows them three ways:
 
 from __future__ import annotations
 
+import html
 import json
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -172,10 +173,15 @@ def build_times_html(record: Mapping[str, object]) -> str:
         f"<th>{h}</th>" for h in ("chapter", "wall", "CPU", "budget", "CPU limit used", "artefacts")
     )
     threads = record["threads"]
+    box = record.get("machine")
+    on = (
+        f" on {html.escape(str(box['cpu']))} ({box['cores']} cores, {box['vector']})" if box else ""
+    )
     return (
         f"<p>{_chapters(len(rows))} executed {record['jobs']} at a time, "
         f"{threads} thread{'s' * (threads != 1)} each, in {record['wall_s']:.0f} s "
-        "of wall time. A chapter is stopped once its process and kernel have used their "
+        f"of wall time{on}. CPU times depend on the processor as well as on the work. "
+        "A chapter is stopped once its process and kernel have used their "
         f"CPU limit, or after {toc.WALL_BACKSTOP} times that in wall time.</p>"
         "<div class='iclr25-scroll'><table class='iclr25-summary iclr25-build-times'>"
         f"<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
