@@ -63,6 +63,8 @@ def test_executed_chapters_are_what_myst_nb_finds_in_the_cache(tmp_path, monkeyp
     record = json.loads((tmp_path / "record.json").read_text())
     assert {c["slug"]: c["state"] for c in record["chapters"]} == {"one": "done", "two": "done"}
     assert record["machine"] == build.machine() and record["machine"]["cores"] >= 1
+    assert set(record["speed_probe_cpu_s"]) == {"start", "end"}
+    assert all(0 < s < 60 for s in record["speed_probe_cpu_s"].values())
     assert runs[0].cpu_s > 0 and runs[0].cache == {"hit": 0, "built": 1}
     assert list(runs[0].built) == ["toy MLP"] and runs[0].built["toy MLP"]["count"] == 1
     assert runs[0].built["toy MLP"]["cpu_s"] >= 0 and runs[1].built == {}  # a name with a space

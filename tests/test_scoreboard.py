@@ -137,6 +137,7 @@ def test_a_fixture_chapter_with_an_undeclared_miss_fails_the_book_check(tmp_path
 def test_build_times_table_gives_each_chapters_time_budget_and_artefacts():
     record = {
         "machine": {"cpu": "AMD EPYC", "cores": 2, "vector": "AVX2"},
+        "speed_probe_cpu_s": {"start": 2.331, "end": 2.6},
         "jobs": 2,
         "threads": 1,
         "wall_s": 99.6,
@@ -160,6 +161,7 @@ def test_build_times_table_gives_each_chapters_time_budget_and_artefacts():
     html = scoreboard.build_times_html(record)
     assert "4 chapters executed 2 at a time, 1 thread each, in 100 s" in html
     assert "of wall time on AMD EPYC (2 cores, AVX2)." in html
+    assert "took 2.33 CPU-s at the start and 2.60 CPU-s at the end of the build." in html
     assert "<tr><td>sro</td><td>36 s</td><td>35 s</td><td>120 s</td><td>10% of 360 s</td>" in html
     assert "<td>300 s</td><td>17% of 900 s</td><td>all 2 from the cache</td>" in html
     assert "<td>600 s (timed out)</td><td>n/a</td>" in html

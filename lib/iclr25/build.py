@@ -61,6 +61,29 @@ def machine() -> dict[str, object]:
     }
 
 
+PROBE = """
+import time, torch
+torch.set_num_threads(1)
+a = torch.randn(256, 256, generator=torch.Generator().manual_seed(0))
+began = time.process_time()
+for _ in range(1000):
+    a = torch.tanh(a @ a * 0.01)
+print(time.process_time() - began)
+"""
+"""The speed probe's work: 1,000 products of 256 x 256 matrices on one thread."""
+
+
+def speed_probe() -> float:
+    """CPU seconds that :data:`PROBE`, the same work on every machine, takes in a fresh
+    process: how fast the machine ran at that moment, to read the chapters' CPU times
+    against (a shared host's other work slows it too)."""
+    env = {**os.environ, **{name: "1" for name in THREAD_VARIABLES}}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True
+    )
+    return round(float(done.stdout), 3)
+
+
 class BuildError(RuntimeError):
     """A chapter failed or ran out of time; the message names it."""
 
@@ -131,11 +154,13 @@ def execute_chapters(
     waiting = sorted(runs, key=lambda s: -runs[s].cpu_limit_s)  # longest first
     running: dict[str, tuple[subprocess.Popen, float, Path]] = {}
     work = Path(tempfile.mkdtemp(prefix="iclr25-build-"))
+    probe = {"start": speed_probe()}
     start = time.monotonic()
 
     def save() -> None:
         record = {
             "machine": machine(),
+            "speed_probe_cpu_s": probe,
             "jobs": jobs,
             "threads": threads,
             "wall_s": round(time.monotonic() - start, 1),
@@ -194,6 +219,7 @@ def execute_chapters(
     finally:
         for process, _, _ in running.values():
             _stop(process)
+        probe["end"] = speed_probe()
         save()
         shutil.rmtree(work, ignore_errors=True)
     failed = [r for r in runs.values() if r.state in ("failed", "timed out")]

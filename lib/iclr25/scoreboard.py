@@ -177,10 +177,19 @@ def build_times_html(record: Mapping[str, object]) -> str:
     on = (
         f" on {html.escape(str(box['cpu']))} ({box['cores']} cores, {box['vector']})" if box else ""
     )
+    probe = record.get("speed_probe_cpu_s") or {}
+    speed = (
+        " A fixed piece of torch work (<code>iclr25.build.speed_probe</code>) took "
+        + " and ".join(f"{probe[k]:.2f} CPU-s at the {k}" for k in ("start", "end") if k in probe)
+        + " of the build."
+        if probe
+        else ""
+    )
     return (
         f"<p>{_chapters(len(rows))} executed {record['jobs']} at a time, "
         f"{threads} thread{'s' * (threads != 1)} each, in {record['wall_s']:.0f} s "
-        f"of wall time{on}. CPU times depend on the processor as well as on the work. "
+        f"of wall time{on}. CPU times depend on the processor, and on a shared host's "
+        f"other work, as well as on the chapter's.{speed} "
         "A chapter is stopped once its process and kernel have used their "
         f"CPU limit, or after {toc.WALL_BACKSTOP} times that in wall time.</p>"
         "<div class='iclr25-scroll'><table class='iclr25-summary iclr25-build-times'>"
