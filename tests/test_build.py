@@ -95,7 +95,10 @@ def test_a_chapter_that_raises_fails_the_build_with_its_name(tmp_path):
         _execute(tmp_path, chapters)
     assert str(err.value).startswith("chapter bad failed: ValueError: no such (finished: good ")
     wall = _wall(tmp_path, "good")
-    assert str(err.value).endswith(f"good {wall:.0f} s; stopped: slow; not run: later)")
+    assert f"good {wall:.0f} s; stopped: slow; not run: later; the speed probe took " in str(
+        err.value
+    )
+    assert str(err.value).endswith(f"at the end, {build.PROBE_SEEN})")
     assert time.monotonic() - began < 40  # slow was stopped, not waited for
 
 

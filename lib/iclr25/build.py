@@ -73,6 +73,10 @@ print(time.process_time() - began)
 """The speed probe's work: 1,000 products of 256 x 256 matrices on one thread."""
 
 
+PROBE_SEEN = "0.9 on a 2-core AMD EPYC (AVX2), where a cold mcqa crossed its CPU limit"
+"""A speed probe's reading on a machine of known cold times, for a failed build's message."""
+
+
 def speed_probe() -> float:
     """CPU seconds that :data:`PROBE`, the same work on every machine, takes in a fresh
     process: how fast the machine ran at that moment, to read the chapters' CPU times
@@ -231,7 +235,8 @@ def execute_chapters(
         ]
         raise BuildError(
             "; ".join(f"chapter {r.slug} {r.state}: {r.error}" for r in failed)
-            + f" ({'; '.join(others)})"
+            + f" ({'; '.join(others)}; the speed probe took {probe['start']:.2f} CPU-s at the "
+            f"start and {probe['end']:.2f} at the end, {PROBE_SEEN})"
         )
     return list(runs.values())
 
