@@ -234,6 +234,11 @@ def test_a_diagnosis_quotes_the_run_s_numbers_not_copies_of_them(monkeypatch):
         c.diagnosis == f"{core.AFTER_THE_RUN} 96% on validation, 344 of 360 on test: {c.measured}"
     )
     claims.start("demo", registry)
+    nothing = claims.claim(
+        "faithful", estimate=float("nan"), interval=(0, 1), n=0, quote=dict(share=None, kept=0)
+    )
+    assert nothing.diagnosis.endswith("n/a on validation, 0 of 0 on test: nan [0, 1] (n = 0)")
+    claims.start("demo", registry)
     with pytest.raises(TypeError, match=r"quotes \['kept', 'share'\] .* lacks kept$"):
         claims.claim("faithful", estimate=0.05, interval=(0, 0.1), n=9, quote={"share": 1})
     with pytest.raises(TypeError, match="gives extra, which it does not name"):

@@ -164,7 +164,7 @@ QUOTED_FROM_THE_CLAIM = ("value", "measured", "estimate", "low", "high", "n")
 
 class _Quoted:
     """A run's number as a diagnosis quotes it: ``{x}`` as :func:`format_value` writes
-    it, ``{x:.0%}`` with the format given."""
+    it, ``{x:.0%}`` with the format given; a missing number (None, NaN) as ``n/a``."""
 
     def __init__(self, value: Any) -> None:
         self.value = value
@@ -172,6 +172,8 @@ class _Quoted:
     def __format__(self, spec: str) -> str:
         if isinstance(self.value, str):
             return format(self.value, spec)
+        if self.value is None or (np.ndim(self.value) == 0 and np.isnan(float(self.value))):
+            return "n/a"
         return format(self.value, spec) if spec else format_value(self.value)
 
 
