@@ -1,5 +1,6 @@
 """Unit tests of the shared substrate, iclr25.core."""
 
+import time
 import warnings
 
 import numpy as np
@@ -9,6 +10,7 @@ import torch
 
 from iclr25 import core
 from iclr25.core import Param, ParameterError, params
+from iclr25.core.cache import CACHE_LOG
 
 SCHEMA = {
     "n": Param(100, "rows", low=10),
@@ -117,6 +119,31 @@ def test_cached_builds_once_then_loads(cache):
     core.cached("model", {"width": 5}, build)  # another config, another artefact
     assert len(calls) == 2 and len(list(cache.glob("model-*.pt"))) == 2
     assert not list(cache.glob("*.tmp"))
+
+
+def test_a_nested_build_is_logged_with_its_own_cpu_time(cache, monkeypatch):
+    log = cache / "cache.log"
+    monkeypatch.setenv(CACHE_LOG, str(log))
+
+    def spin(seconds):
+        began = time.process_time()
+        while time.process_time() - began < seconds:
+            pass
+
+    def outer():
+        spin(0.3)
+        return {"inner": core.cached("inner", {}, lambda: spin(0.6) or torch.zeros(1))}
+
+    core.cached("outer", {}, outer)
+    core.cached("outer", {}, outer)
+    lines = [line.split("\t") for line in log.read_text().splitlines()]
+    assert [line[:2] for line in lines] == [
+        ["built", "inner"],
+        ["built", "outer"],
+        ["hit", "outer"],
+    ]
+    inner, outer_own = float(lines[0][2]), float(lines[1][2])
+    assert inner >= 0.6 and 0.3 <= outer_own < 0.55  # the inner build is not counted twice
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip"])

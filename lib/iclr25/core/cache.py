@@ -38,9 +38,30 @@ def cache_path(name: str, config: Mapping[str, Any]) -> Path:
 CACHE_LOG = "ICLR25_CACHE_LOG"
 """Environment variable: a file to which :func:`cached` and :func:`cached_dir` append
 one line per artefact, ``hit<TAB><name>``, or ``built<TAB><name><TAB><cpu_s>`` with the
-CPU seconds its build took (tabs, since a name may hold spaces: ``dlgn-tree-ReLU MLP``);
+CPU seconds its own build took, less those of the artefacts built inside it, which have
+lines of their own (tabs, since a name may hold spaces: ``dlgn-tree-ReLU MLP``);
 the book's build sets it to report which of each chapter's artefacts came from the
 cache, and where a cold chapter's time went."""
+
+
+_INNER_CPU_S: list[float] = []
+"""For each build under way, innermost last: the CPU seconds of the artefacts built
+inside it so far."""
+
+
+def _timed_build(name: str, build: Callable[[], Any]) -> Any:
+    """``build()``, logged as built with its own CPU seconds (the inner builds' excluded)."""
+    began = time.process_time()
+    _INNER_CPU_S.append(0.0)
+    try:
+        value = build()
+    finally:
+        inner = _INNER_CPU_S.pop()
+    spent = time.process_time() - began
+    if _INNER_CPU_S:
+        _INNER_CPU_S[-1] += spent
+    _log_cache("built", name, spent - inner)
+    return value
 
 
 def _log_cache(event: str, name: str, cpu_s: float | None = None) -> None:
@@ -95,9 +116,7 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
                 _log_cache("hit", name)
                 return stored["value"]
         warnings.warn(f"cache file {path} is corrupt or stale; rebuilding it", stacklevel=2)
-    began = time.process_time()
-    value = build()
-    _log_cache("built", name, time.process_time() - began)
+    value = _timed_build(name, build)
     buffer = io.BytesIO()
     torch.save({"config": config, "value": value}, buffer)
     payload = buffer.getvalue()
@@ -158,10 +177,8 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name, suffix=".tmp"))
     try:
-        began = time.process_time()
-        build(tmp)
+        _timed_build(name, lambda: build(tmp))
         (tmp / "MANIFEST.json").write_text(json.dumps({"config": config, "files": digests(tmp)}))
-        _log_cache("built", name, time.process_time() - began)
         if path.is_dir():
             shutil.rmtree(path)
         os.replace(tmp, path)
