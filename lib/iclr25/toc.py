@@ -98,8 +98,8 @@ def chapter_cpu_limit(chapter: Chapter) -> int:
     """CPU seconds (its process, its kernel and their children) before a chapter's
     execution is stopped: three times its budget, for the training a cold cache adds,
     plus its one-off. CPU time, not wall time: other processes on the machine slow the
-    wall clock, not the CPU time of the work a chapter does. The processor does change
-    it, and so can a shared host's other work: the build's speed probe
+    wall clock, and change the CPU time of a chapter's work little. The processor does
+    change it, and so can a shared host's other work: the build's speed probe
     (:func:`iclr25.build.speed_probe`) says how fast the machine ran."""
     return 3 * chapter.budget_s + chapter.one_off_s
 
@@ -117,7 +117,7 @@ execution."""
 def book_cpu_limit(chapters: list[Chapter] | None = None) -> int:
     """CPU seconds the whole book build may use: every chapter's CPU limit (the build
     stops a chapter at its own), plus rendering. Like a chapter's, the book's limit is
-    on CPU time, which other processes on the machine do not change."""
+    on CPU time, which other processes on the machine change little."""
     chapters = built() if chapters is None else chapters
     return sum(chapter_cpu_limit(c) for c in chapters) + RENDER_S
 
