@@ -264,7 +264,8 @@ for st in ("I", "II", "III"):
         estimate=cut,
         measured=f"cut {cut}; gaps {gap[st].round(3).tolist()}",
         # strategy I's declared gap quotes its cut per seed
-        quote={"cuts": ", ".join(f"{c:.0%}" for c in cuts)} if st == "I" else None,
+        quote=dict(cuts=", ".join(f"{c:.0%}" for c in cuts))
+        if st == "I" else None,
     )
 
 # %% [markdown]

@@ -298,6 +298,8 @@ core.claim("fits-training-genera", estimate=stats.mean(fit_r2), quote=dict(
     worst_model=worst.model, worst_seed=int(worst.seed),
     worst_r2=worst["R2 test (ID)"], epochs=p.epochs, others=len(fits) - 1,
     others_r2=fits["R2 test (ID)"].drop(worst.name).min()))
+
+# %%
 mae = {a: column(NAMES[a], "MAE OOD") for a in ("dra", "relu")}
 ridge_mae = column("ridge (null)", "MAE OOD")[0]
 core.claim(

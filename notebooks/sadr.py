@@ -293,7 +293,8 @@ core.claim("drift",
            estimate=stats.paired_difference(counts["ROME"],
                                             counts["random v*"], seed=p.seed),
            measured="heads above the maximum per prompt, ROME - random v*",
-           quote=dict(random=counts["random v*"].mean(), rome=counts["ROME"].mean(),
+           quote=dict(random=counts["random v*"].mean(),
+                      rome=counts["ROME"].mean(),
                       heads=int(np.prod(att["ROME"].shape[1:]))));
 
 # %% [markdown]

@@ -567,18 +567,27 @@ fig = core.plot(
 fig.update_yaxes(range=[0, 102]).show()
 
 # %%
-slopes = {name: [sst.slope(np.log2(GAMMAS), [sweep[s, g][name] for g in GAMMAS])
-                 for s in SEEDS] for name in ("faithfulness", "accuracy")}
-per_gamma = [np.mean([sweep[s, g]["accuracy"] for s in SEEDS]) for g in GAMMAS]
-core.claim("gamma_faithfulness_st", estimate=stats.mean(slopes["faithfulness"]),
-           measured=f"{stats.mean(slopes['faithfulness'])} points per doubling")
-core.claim("gamma_accuracy_st", estimate=stats.mean(slopes["accuracy"]),
-           measured=f"{stats.mean(slopes['accuracy'])} points per doubling",
-           quote=dict(smallest=GAMMAS[0], largest=GAMMAS[-1],
-                      lowest=min(per_gamma), highest=max(per_gamma),
-                      normal=100 * np.mean(list(acc.values())),
-                      digits=len(digits.test.y),
-                      one_digit=100 / len(digits.test.y)));
+def gamma_slope(name):
+    """The mean over seeds of the slope of ``name`` on log2 gamma."""
+    return stats.mean([
+        sst.slope(np.log2(GAMMAS), [sweep[s, g][name] for g in GAMMAS])
+        for s in SEEDS])
+
+
+per_gamma = [np.mean([sweep[s, g]["accuracy"] for s in SEEDS])
+             for g in GAMMAS]
+for name in ("faithfulness", "accuracy"):
+    slope = gamma_slope(name)
+    core.claim(
+        f"gamma_{name}_st", estimate=slope,
+        measured=f"{slope} points per doubling",
+        # the accuracy claim's declared gap quotes the accuracies it spans
+        quote=None if name != "accuracy" else dict(
+            smallest=GAMMAS[0], largest=GAMMAS[-1],
+            lowest=min(per_gamma), highest=max(per_gamma),
+            normal=100 * np.mean(list(acc.values())),
+            digits=len(digits.test.y),
+            one_digit=100 / len(digits.test.y)))
 
 # %% [markdown]
 # ## The explanations, side by side

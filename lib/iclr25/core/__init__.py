@@ -13,9 +13,10 @@ starts the claims record. ``from iclr25 import core`` gives all of it; the files
 * ``training.py`` -- :func:`train`, :func:`train_epoch`: a small loop with tqdm;
 * ``plots.py`` -- the offline plotly renderer, :func:`plot`, and :func:`explore`: a
   live ipywidgets control with its static plotly-slider twin;
-* ``claims.py`` -- the claims registry (:class:`ClaimSpec`, :class:`Bound`,
-  :class:`Margin`, :class:`Gap`), :func:`claim`, :func:`claims_table`,
-  :func:`read_claims`; ``stats.py`` -- their 95% intervals, from scipy;
+* ``claims.py`` -- the claims registry (:class:`ClaimSpec`, :class:`Gap`),
+  :func:`claim`, :func:`claims_table`, :func:`read_claims`; ``rules.py`` -- what
+  decides a claim (:class:`Bound`, :class:`Margin`); ``stats.py`` -- the 95%
+  intervals, from scipy;
 * ``timing.py`` -- :func:`alternate`: methods timed in alternation, wall and CPU time.
 """
 
