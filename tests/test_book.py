@@ -25,14 +25,15 @@ BUILT = [c.slug for c in toc.built()]
 @pytest.fixture(scope="session")
 def book(tmp_path_factory) -> Path:
     """Build the whole book, executing every chapter with its book defaults, within the
-    CPU time its chapters' limits allow (``toc.book_cpu_limit``), with a wall-clock
-    backstop against a hang (``toc.book_wall_backstop``): the chapters' own rule."""
+    CPU time its chapters' limits allow (``toc.book_cpu_limit``, times the machine's
+    ``build.speed_factor``), with a wall-clock backstop against a hang
+    (``toc.book_wall_backstop``): the chapters' own rule."""
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     jobs, _ = build.jobs_and_threads()
     log = tmp_path_factory.mktemp("book") / "jupyter-book.log"
     returncode, stopped = build.run_within(
         [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
-        cpu_limit_s=toc.book_cpu_limit(),
+        cpu_limit_s=toc.book_cpu_limit() * build.speed_factor(build.speed_probe()),
         wall_limit_s=toc.book_wall_backstop(jobs),
         cwd=ROOT,
         output=log,

@@ -109,7 +109,12 @@ def test_a_chapter_that_waits_past_its_cpu_limit_is_not_stopped(tmp_path):
     assert run.state == "done" and run.wall_s > 12 > 8 > run.cpu_s
 
 
-def test_a_chapter_past_its_cpu_limit_is_stopped_and_named(tmp_path):
+def _as_fast_as_the_budgets_machine(monkeypatch):
+    monkeypatch.setattr(build, "speed_probe", lambda: build.REFERENCE_PROBE_S)
+
+
+def test_a_chapter_past_its_cpu_limit_is_stopped_and_named(tmp_path, monkeypatch):
+    _as_fast_as_the_budgets_machine(monkeypatch)
     spinner = _notebook(tmp_path, "spinner", "while True:\n    pass")
     began = time.monotonic()
     with pytest.raises(build.BuildError) as err:
@@ -119,7 +124,30 @@ def test_a_chapter_past_its_cpu_limit_is_stopped_and_named(tmp_path):
     assert record["cpu_s"] > 6 and time.monotonic() - began < 60
 
 
-def test_a_hung_chapter_is_stopped_by_the_wall_clock_backstop(tmp_path):
+def test_on_a_slower_machine_the_limit_grows_with_the_speed_probe(tmp_path, monkeypatch):
+    """A limit is in CPU seconds of the budgets' machine: where the probe, just before
+    the chapter starts, takes twice as long, the chapter may use twice as many."""
+    assert build.speed_factor(build.REFERENCE_PROBE_S / 2) == 1  # a faster one: as they are
+    assert build.speed_factor(3 * build.REFERENCE_PROBE_S) == 3
+    slow = 2 * build.REFERENCE_PROBE_S
+    monkeypatch.setattr(build, "speed_probe", lambda: slow)
+    spinner = _notebook(tmp_path, "spinner", "while True:\n    pass")
+    with pytest.raises(build.BuildError) as err:
+        _execute(tmp_path, [("spinner", spinner, 3)], jobs=1)
+    assert str(err.value).startswith(
+        "chapter spinner timed out: stopped past its CPU limit of 6 s, at "
+    )
+    assert (
+        "(its limit 3 s on the budgets' machine, times 2.00: the speed probe took "
+        f"{slow:.2f} CPU-s before it started)" in str(err.value)
+    )
+    record = json.loads((tmp_path / "record.json").read_text())["chapters"][0]
+    assert (record["cpu_limit_s"], record["reference_limit_s"]) == (6, 3)
+    assert record["speed_probe_s"] == slow and record["cpu_s"] > 6
+
+
+def test_a_hung_chapter_is_stopped_by_the_wall_clock_backstop(tmp_path, monkeypatch):
+    _as_fast_as_the_budgets_machine(monkeypatch)
     hung = _notebook(tmp_path, "hung", "import time\ntime.sleep(600)")
     began = time.monotonic()
     with pytest.raises(

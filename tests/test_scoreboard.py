@@ -167,6 +167,9 @@ def test_build_times_table_gives_each_chapters_time_budget_and_artefacts():
     assert "<td>600 s (timed out)</td><td>n/a</td>" in html
     record["chapters"][0]["cpu_s"] = 200  # over half of sro's 360 s
     assert "56% of 360 s <strong>(over half)</strong>" in scoreboard.build_times_html(record)
+    record["chapters"][0].update(cpu_limit_s=900, reference_limit_s=360)  # a slower machine
+    assert "22% of 900 s (360 s × 2.50)</td>" in scoreboard.build_times_html(record)
+    assert "where the probe takes 0.25 CPU-s" in html
     assert "<td>3 built (sst-model ×2, 6 s; sst-data, 1 s), 1 from the cache</td>" in html
 
 

@@ -73,8 +73,15 @@ print(time.process_time() - began)
 """The speed probe's work: 1,000 products of 256 x 256 matrices on one thread."""
 
 
-PROBE_SEEN = "0.9 on a 2-core AMD EPYC (AVX2), where a cold mcqa crossed its CPU limit"
-"""A speed probe's reading on a machine of known cold times, for a failed build's message."""
+REFERENCE_PROBE_S = 0.25
+"""The speed probe's reading on the machine the chapters' budgets were measured on, a
+2-core Intel Xeon with AVX-512 (0.24 to 0.25 CPU-s, alone or two at a time)."""
+
+PROBE_SEEN = (
+    f"{REFERENCE_PROBE_S} on the budgets' 2-core Intel Xeon (AVX-512), "
+    "0.9 on a 2-core AMD EPYC (AVX2) beside a busy process"
+)
+"""Speed-probe readings on machines of known cold times, for a failed build's message."""
 
 
 def speed_probe() -> float:
@@ -88,6 +95,15 @@ def speed_probe() -> float:
     return round(float(done.stdout), 3)
 
 
+def speed_factor(probe_s: float) -> float:
+    """How many times slower than the budgets' machine a machine ran when the probe took
+    ``probe_s``: ``probe_s / REFERENCE_PROBE_S``, never below 1. A chapter's CPU limit,
+    in CPU seconds of the budgets' machine, is multiplied by it: a slower processor, or
+    a shared host's other work, takes more CPU seconds for the same work, and a faster
+    one keeps the limits as they are."""
+    return max(1.0, probe_s / REFERENCE_PROBE_S)
+
+
 class BuildError(RuntimeError):
     """A chapter failed or ran out of time; the message names it."""
 
@@ -98,7 +114,13 @@ class Run:
 
     slug: str
     cpu_limit_s: int
-    """CPU seconds it may use; :data:`iclr25.toc.WALL_BACKSTOP` times as many of wall time."""
+    """CPU seconds it may use (on the budgets' machine until it starts, then times the
+    :func:`speed_factor` of its speed probe); :data:`iclr25.toc.WALL_BACKSTOP` times as
+    many of wall time."""
+    reference_limit_s: int | None = None
+    """Its CPU limit on the budgets' machine (set when it starts)."""
+    speed_probe_s: float | None = None
+    """The speed probe's reading just before it started, beside the chapters running."""
     state: str = "waiting"  # waiting, running, done, failed, timed out, stopped
     wall_s: float | None = None
     cpu_s: float | None = None
@@ -143,11 +165,14 @@ def execute_chapters(
     log: Callable[[str], None] = print,
 ) -> list[Run]:
     """Execute ``(slug, notebook, cpu_limit_s)`` chapters, ``jobs`` at a time, into the
-    jupyter-cache at ``cache_path`` and ``executed_dir/<slug>.ipynb``. The first that
-    fails, uses more CPU seconds than its ``cpu_limit_s`` (its process tree, kernel
-    included) or runs past the wall-clock backstop (``WALL_BACKSTOP`` times the CPU
-    limit) stops the build: :class:`BuildError` names it and the limit it crossed,
-    with the times of the chapters that finished, and those stopped or not yet run."""
+    jupyter-cache at ``cache_path`` and ``executed_dir/<slug>.ipynb``. ``cpu_limit_s`` is
+    in CPU seconds of the budgets' machine: just before a chapter starts, beside those
+    running, :func:`speed_probe` measures the machine, and the limit is multiplied by
+    its :func:`speed_factor`. The first chapter that fails, uses more CPU seconds than
+    its limit (its process tree, kernel included) or runs past the wall-clock backstop
+    (``WALL_BACKSTOP`` times the CPU limit) stops the build: :class:`BuildError` names
+    it and the limit it crossed, with the times of the chapters that finished, and
+    those stopped or not yet run."""
     from jupyter_cache import get_cache
 
     cache = get_cache(str(cache_path))
@@ -181,6 +206,9 @@ def execute_chapters(
         while waiting or running:
             while waiting and len(running) < jobs:
                 slug = waiting.pop(0)
+                run = runs[slug]
+                run.reference_limit_s, run.speed_probe_s = run.cpu_limit_s, speed_probe()
+                run.cpu_limit_s = round(run.cpu_limit_s * speed_factor(run.speed_probe_s))
                 folder = work / slug
                 folder.mkdir()
                 with (folder / "stderr").open("w") as stderr:
@@ -204,6 +232,12 @@ def execute_chapters(
                     )
                     if crossed is None:
                         continue
+                    if run.cpu_limit_s != run.reference_limit_s:
+                        crossed += (
+                            f" (its limit {run.reference_limit_s} s on the budgets' machine, "
+                            f"times {speed_factor(run.speed_probe_s):.2f}: the speed probe "
+                            f"took {run.speed_probe_s:.2f} CPU-s before it started)"
+                        )
                     _stop(process)
                     run.state, run.wall_s, run.cpu_s, run.error = "timed out", wall, cpu, crossed
                 else:

@@ -20,7 +20,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from iclr25 import toc
+from iclr25 import build, toc
 from iclr25.core import Claim, claim_from_record, claim_rows, counts, read_claims, tally
 
 
@@ -161,9 +161,13 @@ def build_times_html(record: Mapping[str, object]) -> str:
         budget = f"{chapter.budget_s} s" if chapter else "?"
         share = ""
         if chapter and run["cpu_s"] is not None:
-            used = run["cpu_s"] / toc.chapter_cpu_limit(chapter)
-            share = f"{used:.0%} of {toc.chapter_cpu_limit(chapter)} s" + (
-                " <strong>(over half)</strong>" if used > MARGIN_FLAG else ""
+            limit = run.get("cpu_limit_s") or toc.chapter_cpu_limit(chapter)
+            reference = run.get("reference_limit_s") or limit
+            used = run["cpu_s"] / limit
+            share = (
+                f"{used:.0%} of {limit} s"
+                + (f" ({reference} s × {limit / reference:.2f})" if limit != reference else "")
+                + (" <strong>(over half)</strong>" if used > MARGIN_FLAG else "")
             )
         rows.append(
             f"<tr><td>{run['slug']}</td><td>{wall}{state}</td><td>{cpu}</td>"
@@ -191,7 +195,10 @@ def build_times_html(record: Mapping[str, object]) -> str:
         f"of wall time{on}. CPU times depend on the processor, and on a shared host's "
         f"other work, as well as on the chapter's.{speed} "
         "A chapter is stopped once its process and kernel have used their "
-        f"CPU limit, or after {toc.WALL_BACKSTOP} times that in wall time.</p>"
+        f"CPU limit, or after {toc.WALL_BACKSTOP} times that in wall time. The limits "
+        "are CPU seconds of the machine the budgets were measured on (where the probe "
+        f"takes {build.REFERENCE_PROBE_S} CPU-s); on a slower machine, a chapter's limit "
+        "is multiplied by how much slower the probe ran just before it started.</p>"
         "<div class='iclr25-scroll'><table class='iclr25-summary iclr25-build-times'>"
         f"<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )

@@ -96,11 +96,12 @@ a chapter. Runnable through :func:`get`, listed nowhere."""
 
 def chapter_cpu_limit(chapter: Chapter) -> int:
     """CPU seconds (its process, its kernel and their children) before a chapter's
-    execution is stopped: three times its budget, for the training a cold cache adds,
-    plus its one-off. CPU time, not wall time: other processes on the machine slow the
-    wall clock, and change the CPU time of a chapter's work little. The processor does
-    change it, and so can a shared host's other work: the build's speed probe
-    (:func:`iclr25.build.speed_probe`) says how fast the machine ran."""
+    execution is stopped, on the machine the budgets were measured on: three times its
+    budget, for the training a cold cache adds, plus its one-off. CPU time, not wall
+    time: other processes on the machine slow the wall clock, and change the CPU time
+    of a chapter's work little. The processor does change it, and so can a shared
+    host's other work: on a slower machine the build multiplies the limit by how much
+    slower its speed probe ran (:func:`iclr25.build.speed_factor`)."""
     return 3 * chapter.budget_s + chapter.one_off_s
 
 
@@ -115,9 +116,10 @@ execution."""
 
 
 def book_cpu_limit(chapters: list[Chapter] | None = None) -> int:
-    """CPU seconds the whole book build may use: every chapter's CPU limit (the build
-    stops a chapter at its own), plus rendering. Like a chapter's, the book's limit is
-    on CPU time, which other processes on the machine change little."""
+    """CPU seconds the whole book build may use on the budgets' machine: every
+    chapter's CPU limit (the build stops a chapter at its own), plus rendering. Like a
+    chapter's, the book's limit is on CPU time, which other processes on the machine
+    change little, and a slower machine's speed factor multiplies it."""
     chapters = built() if chapters is None else chapters
     return sum(chapter_cpu_limit(c) for c in chapters) + RENDER_S
 
