@@ -95,20 +95,18 @@ def speed_probe() -> float:
     return round(float(done.stdout), 3)
 
 
-SLOWER = 1.5
-"""A probe this many times :data:`REFERENCE_PROBE_S` or more marks a slower machine. On
-the budgets' machine, in a cold build beside a busy process, the probe read 0.22 to
-0.31 CPU-s (up to 1.23 times the reference): noise that leaves the limits as they are."""
-
-
 def speed_factor(probe_s: float) -> float:
-    """How many times slower than the budgets' machine a machine ran when the probe took
-    ``probe_s``: ``probe_s / REFERENCE_PROBE_S`` once that reaches :data:`SLOWER`, else 1.
-    A chapter's CPU limit, in CPU seconds of the budgets' machine, is multiplied by it: a
-    slower processor, or a shared host's other work, takes more CPU seconds for the same
-    work; a faster machine, or the budgets' own with its noise, keeps the limits."""
-    ratio = probe_s / REFERENCE_PROBE_S
-    return ratio if ratio >= SLOWER else 1.0
+    """How many times slower than the budgets' machine a machine ran while the probe took
+    ``probe_s``: ``probe_s / REFERENCE_PROBE_S``, never below 1. A chapter's CPU limit,
+    in CPU seconds of the budgets' machine, is multiplied by it: a slower processor, or
+    a shared host's other work, takes more CPU seconds for the same work (on the
+    budgets' own machine, beside a busy process and a running chapter, the probe read
+    up to 0.31 CPU-s); a faster machine keeps the limits as they are."""
+    return max(1.0, probe_s / REFERENCE_PROBE_S)
+
+
+PROBE_EVERY_S = 30
+"""Seconds between speed probes while chapters run (a probe costs about 0.25 CPU-s)."""
 
 
 class BuildError(RuntimeError):
@@ -121,13 +119,14 @@ class Run:
 
     slug: str
     cpu_limit_s: int
-    """CPU seconds it may use (on the budgets' machine until it starts, then times the
-    :func:`speed_factor` of its speed probe); :data:`iclr25.toc.WALL_BACKSTOP` times as
-    many of wall time."""
+    """CPU seconds it may use: on the budgets' machine until it starts, then times the
+    :func:`speed_factor` of :attr:`speed_probe_s`; :data:`iclr25.toc.WALL_BACKSTOP` times
+    as many of wall time."""
     reference_limit_s: int | None = None
     """Its CPU limit on the budgets' machine (set when it starts)."""
     speed_probe_s: float | None = None
-    """The speed probe's reading just before it started, beside the chapters running."""
+    """The speed probe's mean reading over its run: just before it started, then every
+    :data:`PROBE_EVERY_S` seconds, beside the chapters running."""
     state: str = "waiting"  # waiting, running, done, failed, timed out, stopped
     wall_s: float | None = None
     cpu_s: float | None = None
@@ -173,9 +172,10 @@ def execute_chapters(
 ) -> list[Run]:
     """Execute ``(slug, notebook, cpu_limit_s)`` chapters, ``jobs`` at a time, into the
     jupyter-cache at ``cache_path`` and ``executed_dir/<slug>.ipynb``. ``cpu_limit_s`` is
-    in CPU seconds of the budgets' machine: just before a chapter starts, beside those
-    running, :func:`speed_probe` measures the machine, and the limit is multiplied by
-    its :func:`speed_factor`. The first chapter that fails, uses more CPU seconds than
+    in CPU seconds of the budgets' machine: :func:`speed_probe` measures the machine just
+    before a chapter starts and every :data:`PROBE_EVERY_S` seconds while chapters run,
+    and a chapter's limit is multiplied by the :func:`speed_factor` of the probe's mean
+    over its run so far. The first chapter that fails, uses more CPU seconds than
     its limit (its process tree, kernel included) or runs past the wall-clock backstop
     (``WALL_BACKSTOP`` times the CPU limit) stops the build: :class:`BuildError` names
     it and the limit it crossed, with the times of the chapters that finished, and
@@ -188,10 +188,15 @@ def execute_chapters(
     runs = {slug: Run(slug, limit) for slug, _, limit in chapters}
     sources = {slug: source for slug, source, _ in chapters}
     waiting = sorted(runs, key=lambda s: -runs[s].cpu_limit_s)  # longest first
-    running: dict[str, tuple[subprocess.Popen, float, Path]] = {}
+    running: dict[str, tuple[subprocess.Popen, float, Path, int]] = {}
     work = Path(tempfile.mkdtemp(prefix="iclr25-build-"))
     probe = {"start": speed_probe()}
     start = time.monotonic()
+    readings: list[tuple[float, float]] = []  # (when, speed probe's CPU seconds)
+
+    def measure() -> int:
+        readings.append((time.monotonic(), speed_probe()))
+        return len(readings) - 1
 
     def save() -> None:
         record = {
@@ -214,7 +219,8 @@ def execute_chapters(
             while waiting and len(running) < jobs:
                 slug = waiting.pop(0)
                 run = runs[slug]
-                run.reference_limit_s, run.speed_probe_s = run.cpu_limit_s, speed_probe()
+                first = measure()  # the probe just before it starts
+                run.reference_limit_s, run.speed_probe_s = run.cpu_limit_s, readings[first][1]
                 run.cpu_limit_s = round(run.cpu_limit_s * speed_factor(run.speed_probe_s))
                 folder = work / slug
                 folder.mkdir()
@@ -226,12 +232,17 @@ def execute_chapters(
                         stdout=subprocess.DEVNULL,
                         stderr=stderr,
                     )
-                running[slug] = (process, time.monotonic(), folder)
+                running[slug] = (process, time.monotonic(), folder, first)
                 runs[slug].state = "running"
                 save()
             time.sleep(0.2)
-            for slug, (process, began, folder) in list(running.items()):
+            if running and time.monotonic() - readings[-1][0] >= PROBE_EVERY_S:
+                measure()
+            for slug, (process, began, folder, first) in list(running.items()):
                 run = runs[slug]
+                seen = [reading for _, reading in readings[first:]]
+                run.speed_probe_s = round(sum(seen) / len(seen), 3)
+                run.cpu_limit_s = round(run.reference_limit_s * speed_factor(run.speed_probe_s))
                 if process.poll() is None:
                     wall, cpu = time.monotonic() - began, tree_cpu_s(process.pid)
                     crossed = limit_crossed(
@@ -243,7 +254,7 @@ def execute_chapters(
                         crossed += (
                             f" (its limit {run.reference_limit_s} s on the budgets' machine, "
                             f"times {speed_factor(run.speed_probe_s):.2f}: the speed probe "
-                            f"took {run.speed_probe_s:.2f} CPU-s before it started)"
+                            f"took {run.speed_probe_s:.2f} CPU-s over its run)"
                         )
                     _stop(process)
                     run.state, run.wall_s, run.cpu_s, run.error = "timed out", wall, cpu, crossed
@@ -255,14 +266,14 @@ def execute_chapters(
                 log(f"iclr25: {slug} {run.state} in {run.wall_s:.0f} s ({len(running)} running)")
                 if run.state != "done":  # the build has failed: stop, rather than wait
                     waiting.clear()
-                    for other, (rest, _, _) in running.items():
+                    for other, (rest, *_) in running.items():
                         _stop(rest)
                         runs[other].state = "stopped"
                     running.clear()
                     break
                 save()
     finally:
-        for process, _, _ in running.values():
+        for process, *_ in running.values():
             _stop(process)
         probe["end"] = speed_probe()
         save()

@@ -198,7 +198,7 @@ def build_times_html(record: Mapping[str, object]) -> str:
         f"CPU limit, or after {toc.WALL_BACKSTOP} times that in wall time. The limits "
         "are CPU seconds of the machine the budgets were measured on (where the probe "
         f"takes {build.REFERENCE_PROBE_S} CPU-s); on a slower machine, a chapter's limit "
-        "is multiplied by how much slower the probe ran just before it started.</p>"
+        "is multiplied by how much slower the probe ran, on average, over its run.</p>"
         "<div class='iclr25-scroll'><table class='iclr25-summary iclr25-build-times'>"
         f"<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
