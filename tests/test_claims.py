@@ -90,6 +90,22 @@ def _ends(e: stats.Estimate) -> tuple[float, float]:
     return e.low, e.high
 
 
+def test_a_gap_seen_both_ways_accepts_a_hold_and_a_miss(monkeypatch):
+    """A claim that held on one machine and missed on another is declared ``varies``:
+    either outcome is in order, and its diagnosis says so first."""
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: None)
+    monkeypatch.setattr(claims, "_RUN", {"slug": None, "claims": [], "registry": {}})
+    gap = Gap("{estimate:.2f} here.", after_run=True, varies=True)
+    registry = {"drawn": ClaimSpec("s", Margin(above=1, why="w"), "c", kind="setup", gap=gap)}
+    claims.start("demo", registry)  # one machine's run, then another's
+    held = core.claim("drawn", estimate=2.0, interval=(1.5, 2.5), n=3)
+    claims.start("demo", registry)
+    missed = core.claim("drawn", estimate=0.0, interval=(-0.5, 0.5), n=3)
+    assert (held.status, missed.status) == ("holds", "known gap")
+    assert held.varies and not core.book_problems([held, missed], {})
+    assert held.diagnosis == f"{core.AFTER_THE_RUN} {core.VARIES} 2.00 here."
+
+
 def test_status_follows_outcome_gap_and_setup(demo):
     ready = core.claim("ready", value=0.95)
     a = core.claim("fast", value=np.float32(2.5))

@@ -34,6 +34,7 @@ from iclr25.core.claims import (
     KINDS,
     OUTCOMES,
     STATUSES,
+    VARIES,
     Bound,
     Claim,
     ClaimSpec,

@@ -49,6 +49,13 @@ AFTER_THE_RUN = "Declared after a book run had missed this claim."
 """The line that opens the diagnosis of a gap declared after the run that missed it, so
 that a reader sees which gaps were predicted and which were not."""
 
+VARIES = (
+    "At these settings its outcome differs between machines: it has held on one and "
+    "missed on another, as their floating-point rounding steers the training."
+)
+"""The line that opens the diagnosis of a gap whose claim was seen both ways
+(:attr:`Gap.varies`)."""
+
 
 # ---------------------------------------------------------------------------------
 # The registry
@@ -79,7 +86,10 @@ class Gap:
     """A miss expected at our scale: why, and what would show the claim. ``after_run``
     marks a gap declared after a book run had missed the claim. ``when`` limits it to
     runs whose parameters have those values (``{"grok_setting": "quick"}``): a run at
-    another setting, which may show the claim, is decided without it.
+    another setting, which may show the claim, is decided without it. ``varies`` marks
+    a claim that, at the same settings, held on one machine and missed on another (a
+    seed's training follows the machine's rounding): its outcome is a draw at this
+    power, so a hold under it is ``holds``, not a stale declaration.
 
     A diagnosis never copies a run's number by hand: it names it as a field,
     ``"{val_share:.0%} on validation"``, and the notebook passes the number with the
@@ -90,6 +100,7 @@ class Gap:
     diagnosis: str
     after_run: bool = False
     when: Mapping[str, Any] | None = None
+    varies: bool = False
 
     @property
     def fields(self) -> set[str]:
@@ -98,9 +109,11 @@ class Gap:
 
     def text(self, quoted: Mapping[str, Any] | None = None) -> str:
         """The diagnosis with the run's numbers in its fields, opened by
-        :data:`AFTER_THE_RUN` where the gap was declared after the run."""
+        :data:`AFTER_THE_RUN` where the gap was declared after the run and by
+        :data:`VARIES` where the claim was seen both ways."""
         filled = self.diagnosis.format_map({k: _Quoted(v) for k, v in (quoted or {}).items()})
-        return f"{AFTER_THE_RUN} {filled}" if self.after_run else filled
+        openers = [AFTER_THE_RUN] * self.after_run + [VARIES] * self.varies
+        return " ".join([*openers, filled])
 
     def applies(self, params: Mapping[str, Any]) -> bool:
         """Whether the gap is declared for a run with these parameters."""
@@ -186,6 +199,7 @@ class Claim:
     yes               any           any           ``inconclusive``
     no                holds         no            ``holds``
     no                holds         yes           ``holds, gap declared`` (stale)
+    no                holds         it varies     ``holds``
     no                a miss        yes           ``known gap``
     no                a miss        no            ``FAILED``
     ================  ============  ============  =========================
@@ -207,6 +221,7 @@ class Claim:
     n: int | None = None
     diagnosis: str | None = None
     declared_after: bool = False
+    varies: bool = False
     rests_on: list[str] = field(default_factory=list)
     blocked_by: list[str] = field(default_factory=list)
     status: str = field(init=False)
@@ -224,7 +239,7 @@ class Claim:
         if self.blocked_by:
             self.status = "inconclusive"
         elif self.outcome == "holds":
-            self.status = "holds, gap declared" if declared else "holds"
+            self.status = "holds, gap declared" if declared and not self.varies else "holds"
         else:
             self.status = "known gap" if declared else "FAILED"
 
@@ -487,6 +502,7 @@ def claim(
         **record,
         diagnosis=gap.text(quoted) if gap else None,
         declared_after=bool(gap and gap.after_run),
+        varies=bool(gap and gap.varies),
         rests_on=list(spec.rests_on),
         blocked_by=[s for s in spec.rests_on if recorded[s].outcome != "holds"],
     )
