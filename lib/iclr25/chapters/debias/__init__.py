@@ -137,15 +137,25 @@ _CUT = Margin(
 
 _GAPS = {
     "I": Gap(
-        "Strategy I's cut per seed is {cuts}, so its interval over {n} seeds spans the "
-        "30% margin. The tiny model writes the deciding fact "
+        "Strategy I's cut per seed is {cuts}: over {n} seeds its interval is about as wide "
+        "as the 30% margin. The tiny model writes the deciding fact "
         "itself, and the fact it writes names an occupation (the fact documents restate "
         '"<referent> <reason>"); on a rare test fact it often writes a wrong or malformed one '
         '(e.g. "nurse was shy mechanic"), and its answer follows what it wrote. The written '
         "fact is then the decision, not a social-agnostic fact that could inform it. More "
         "seeds, or facts written without the referent, would decide it.",
         after_run=True,
-    )
+        varies=True,
+    ),
+    "III": Gap(
+        "Strategy III's cut per seed is {cuts}: over {n} seeds its interval is about as "
+        'wide as the 30% margin. The inhibitive cue ("no gender :") opens training '
+        "documents of a kind of their own; how strongly the model's answers follow it, "
+        "on facts never seen after a cue, differs from seed to seed. More seeds would "
+        "decide it.",
+        after_run=True,
+        varies=True,
+    ),
 }
 
 CLAIMS: dict[str, ClaimSpec] = {
