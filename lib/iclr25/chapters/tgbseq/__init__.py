@@ -170,6 +170,16 @@ PAPER_GL = "GoogleLocal MRR: TGN 50.5, JODIE 35.8, GraphMixer 21.3, DyGFormer 18
 """The paper's GoogleLocal leaderboard, quoted by the claims on the sequential stream."""
 
 
+_GRAPHMIXER_DROP = Gap(
+    "GraphMixer's {measured}: the ratio, {estimate:.2f} [{low:.2f}, {high:.2f}], sits "
+    "near the 0.5 margin. GraphMixer is only moderately strong on the repeat-heavy stream "
+    "(graphmixer_strong_on_repeats), so it has less to lose than DyGFormer, and its ratio "
+    "lands on one side of the margin or the other as the machine's rounding steers its "
+    "training. More seeds and more test positives would decide it.",
+    after_run=True,
+    varies=True,
+)
+
 CLAIMS: dict[str, ClaimSpec] = {
     # test repeated-edge ratios of the two main streams (exact counts)
     "regime": ClaimSpec(
@@ -201,6 +211,7 @@ CLAIMS: dict[str, ClaimSpec] = {
                     ),
                     control=f"{m}'s own MRR on the repeat-heavy stream",
                     rests_on=("regime",),
+                    gap=_GRAPHMIXER_DROP if m == "GraphMixer" else None,
                 ),
             ),
             (
