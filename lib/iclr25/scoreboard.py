@@ -197,8 +197,10 @@ def build_times_html(record: Mapping[str, object]) -> str:
         "A chapter is stopped once its process and kernel have used their "
         f"CPU limit, or after {toc.WALL_BACKSTOP} times that in wall time. The limits "
         "are CPU seconds of the machine the budgets were measured on (where the probe "
-        f"takes {build.REFERENCE_PROBE_S} CPU-s); on a slower machine, a chapter's limit "
-        "is multiplied by how much slower the probe ran, on average, over its run.</p>"
+        f"takes {build.REFERENCE_PROBE_S} CPU-s). Where the probe, run every "
+        f"{build.PROBE_EVERY_S} s, took longer on average over a chapter's run, the "
+        "chapter's limit was multiplied by as much: a slower processor, or a machine "
+        "slowed by other work, takes more CPU seconds for the same work.</p>"
         "<div class='iclr25-scroll'><table class='iclr25-summary iclr25-build-times'>"
         f"<thead><tr>{heads}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
