@@ -75,7 +75,7 @@ print(time.process_time() - began)
 
 REFERENCE_PROBE_S = 0.25
 """The speed probe's reading on the machine the chapters' budgets were measured on, a
-2-core Intel Xeon with AVX-512 (0.24 to 0.25 CPU-s, alone or two at a time)."""
+2-core Intel Xeon with AVX-512 (0.22 to 0.25 CPU-s idle, alone or two at a time)."""
 
 PROBE_SEEN = (
     f"{REFERENCE_PROBE_S} on the budgets' 2-core Intel Xeon (AVX-512), "
