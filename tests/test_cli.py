@@ -71,15 +71,19 @@ def test_an_out_folder_that_cannot_be_created_gives_one_line(cli, tmp_path, comm
     ]
 
 
-def test_chapter_kernels_get_one_thread_unless_told(monkeypatch):
+def test_chapter_kernels_get_one_thread_and_the_allocator_settings_unless_told(monkeypatch):
     import os
 
-    from iclr25.build import THREAD_VARIABLES
-    from iclr25.run import kernel_threads
+    from iclr25.build import ALLOCATOR_VARIABLES, THREAD_VARIABLES
+    from iclr25.run import kernel_environment
 
-    for name in THREAD_VARIABLES:
+    for name in (*THREAD_VARIABLES, *ALLOCATOR_VARIABLES):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MKL_NUM_THREADS", "3")
-    with kernel_threads():
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "0")
+    with kernel_environment():
         assert [os.environ[n] for n in THREAD_VARIABLES] == ["1", "3", "1"]
+        assert os.environ["MALLOC_MMAP_THRESHOLD_"] == ALLOCATOR_VARIABLES["MALLOC_MMAP_THRESHOLD_"]
+        assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "0"
     assert "OMP_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"
+    assert "MALLOC_MMAP_THRESHOLD_" not in os.environ

@@ -19,7 +19,7 @@ import nbformat
 import papermill
 
 from iclr25 import toc
-from iclr25.build import THREAD_VARIABLES
+from iclr25.build import ALLOCATOR_VARIABLES, THREAD_VARIABLES
 from iclr25.core import Claim, read_claims, validate
 
 
@@ -36,14 +36,16 @@ def to_notebook(chapter: toc.Chapter) -> nbformat.NotebookNode:
 
 
 @contextmanager
-def kernel_threads() -> Iterator[None]:
-    """Start kernels inside the block on one torch/BLAS thread, unless the environment
-    already says how many (``OMP_NUM_THREADS`` and the like). Two threads are 1.2 times
+def kernel_environment() -> Iterator[None]:
+    """Start kernels inside the block on one torch/BLAS thread and with the book's
+    allocator settings (:data:`iclr25.build.ALLOCATOR_VARIABLES`), unless the environment
+    already has its own (``OMP_NUM_THREADS`` and the like). Two threads are 1.2 times
     faster on an idle machine, but beside a busy core they wait on each other: 2.5 times
     slower than one thread when training, and far worse on the small tensors of a smoke
     run. The book's build sets them the same way (:mod:`iclr25.build`)."""
-    unset = [name for name in THREAD_VARIABLES if name not in os.environ]
-    os.environ.update({name: "1" for name in unset})
+    defaults = {**dict.fromkeys(THREAD_VARIABLES, "1"), **ALLOCATOR_VARIABLES}
+    unset = {name: value for name, value in defaults.items() if name not in os.environ}
+    os.environ.update(unset)
     try:
         yield
     finally:
@@ -78,7 +80,7 @@ def execute(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / f"{slug}.ipynb"
-    with kernel_threads():
+    with kernel_environment():
         papermill.execute_notebook(
             to_notebook(chapter),
             str(executed),
