@@ -198,6 +198,32 @@ def test_fast_edge_layers_equal_the_library_ones(splits):
     )
 
 
+def test_fast_sums_and_dropout_are_bit_for_bit_the_library_ones(splits):
+    """index_add_ sums each node's messages in the order scatter_add_ does, and a scaled
+    mask at p = 0.5 gives z / (1 - p) exactly: the values and gradients are equal."""
+    from torch_geometric.nn import GINConv
+
+    batch = next(iter(DataLoader(splits.train, batch_size=3)))
+    ours = brainood.VGINEncoder(20, 20).conv1
+    library = GINConv(ours.nn)
+    x = batch.x.clone().requires_grad_()
+    out = ours(x, batch.edge_index)
+    (grad,) = torch.autograd.grad(out.square().sum(), x)
+    x.grad = None
+    expected = library(x, batch.edge_index)
+    assert torch.equal(out, expected)
+    assert torch.equal(grad, torch.autograd.grad(expected.square().sum(), x)[0])
+    z = torch.randn(500, 8, requires_grad=True)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        dropped = brainood.edge_dropout(z, 0.5, training=True)
+        torch.manual_seed(0)
+        divided = z * (torch.rand_like(z) >= 0.5) / 0.5
+    assert torch.equal(dropped, divided)
+    assert torch.equal(*(torch.autograd.grad(d.sum(), z)[0] for d in (dropped, divided)))
+    assert brainood.edge_dropout(z, 0.5, training=False) is z
+
+
 def test_rounds_average_binary_masked_passes(splits):
     batch = next(iter(DataLoader(splits.train, batch_size=8)))
     model = brainood.make_model(brainood.METHODS["BrainOOD"], 20).train()
