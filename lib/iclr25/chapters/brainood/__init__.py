@@ -135,7 +135,7 @@ SMOKE = {
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
 # ---------------------------------------------------------------------------------
-# The claims: one registry, fixed before the run (issue #28)
+# The claims: one registry, fixed before the run
 # ---------------------------------------------------------------------------------
 
 _SEEDS_ABLATION = (
