@@ -492,8 +492,8 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 #   prompt's output; the attention term covers only the layers above the edit (those
 #   below cannot change, so their term is zero); and our loop also steps at the last
 #   iteration.
-# * **The live editor** offers ROME and SADR; FiNE lives in its own chapter, and a
-#   chapter never imports another.
+# * **The live editor** offers ROME, SADR and FiNE (at its paper's settings, from
+#   `iclr25.editing`); only ROME and SADR are compared in the claims.
 # * **Attention** is read and replaced through the `attn_weights` sites of
 #   `iclr25.llm`, an eager-equivalent attention registered with transformers'
 #   `AttentionInterface` (its unit tests check it against the default attention).
