@@ -448,7 +448,7 @@ core.claims_table();
 # %% [markdown]
 # **What the claims say.** At the book's defaults the suite has knowledge to
 # transfer: picking from the datasets that truly rank architectures alike
-# beats a random pick. None of the paper's four claims holds, each declared
+# beats the global best architecture (`rankings_differ`). None of the paper's four claims holds, each declared
 # after a run had missed it: the local recommendation is worse than the global
 # best architecture (`beats_global`), it does not come within ten percentile
 # points of the oracle (`near_oracle`), the official similarity does not find
