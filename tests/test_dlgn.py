@@ -1,4 +1,4 @@
-"""iclr25.chapters.dlgn: tree data, gates as hyperplanes, distances, extraction, bad input."""
+"""iclr25.chapters.dlgn: tree data, gates as hyperplanes, distances, DLGN-DT, bad input."""
 
 import numpy as np
 import pytest
@@ -101,45 +101,89 @@ def test_distance_is_sign_and_scale_invariant_and_zero_on_the_tree(data):
     assert (base > 0.1).all()
 
 
-@pytest.mark.parametrize("seed", [0, 2, 3])
-def test_true_gates_extract_the_true_tree(seed):
-    d = dlgn.oblique_tree(dim=8, depth=3, n=4000, margin=0.01, seed=seed)
-    rng = np.random.default_rng(seed)
-    a = np.vstack([rng.standard_normal((60, 8)), 3 * d.tree.normals])  # distractors first
-    c = np.concatenate([0.5 * rng.standard_normal(60), 3 * d.tree.biases])
-    f = lambda x: d.tree.predict(x).astype(float)  # noqa: E731
-    tree = dlgn.extract_tree(f, a, c, d.x, depth=3, candidates=6)  # our lookahead
-    assert (tree.predict(d.x) == d.y).mean() == 1.0
-    assert set(tree.gate) == set(range(60, 67))  # only the tree's own hyperplanes
+def test_largest_cluster_center_finds_the_cluster_among_random_gates():
+    rng = np.random.default_rng(0)
+    w, b = np.array([0.6, -0.8, 0.0]), 0.2
+    scale = rng.choice([-3.0, 0.5, 2.0], size=(20, 1))  # sign and scale do not matter
+    a = np.vstack([scale * (w + 0.02 * rng.standard_normal((20, 3))), rng.standard_normal((60, 3))])
+    c = np.concatenate(
+        [scale[:, 0] * (b + 0.02 * rng.standard_normal(20)), rng.standard_normal(60)]
+    )
+    centre, bias = dlgn.largest_cluster_center(a, c, eps=0.2, min_samples=6)
+    assert centre[0] >= 0  # the authors' sign: first coordinate non-negative
+    found = np.append(centre, bias) / np.linalg.norm(centre)
+    assert (
+        min(np.linalg.norm(found - np.append(w, b)), np.linalg.norm(found + np.append(w, b))) < 0.05
+    )
+    assert dlgn.largest_cluster_center(a[20:], c[20:], eps=0.05, min_samples=6) is None
 
 
-def test_greedy_reading_extracts_the_true_tree_from_its_own_gates():
-    """The claimed reading (split on the best score, recurse) on gates set to the tree,
-    for a tree (seed 1) whose scores rank each node's own hyperplane first; for most
-    trees they do not (next test), which is the diagnosis of extracted_tree."""
-    d = dlgn.oblique_tree(dim=8, depth=3, n=4000, margin=0.01, seed=1)
-    f = lambda x: d.tree.predict(x).astype(float)  # noqa: E731
-    tree = dlgn.extract_tree(f, d.tree.normals, d.tree.biases, d.x, depth=3)
-    assert (tree.predict(d.x) == d.y).mean() == 1.0
-    np.testing.assert_array_equal(tree.gate, range(7))
+def test_build_tree_with_each_node_s_own_hyperplane_is_the_tree(data):
+    """Algorithm 1's bookkeeping: splits in heap order, the positive side to 2k + 2."""
+    tree = data.tree
+
+    def split(x, y, k):
+        return tree.normals[k], float(tree.biases[k]), "cluster"
+
+    built = dlgn.build_tree(data.x, data.y, split, depth=3, min_points=10)
+    assert built.how == ["cluster"] * 7
+    np.testing.assert_array_equal(built.predict(data.x), data.y)
+    np.testing.assert_array_equal(built.leaves, [1, 0, 1, 0, 1, 0, 1, 0])
 
 
-def test_greedy_reading_alone_can_miss_the_true_tree():
-    """Why extraction looks ahead: split greedily, even the true gates can be misordered."""
-    accs = []
-    for seed in (2, 3):
-        d = dlgn.oblique_tree(dim=8, depth=3, n=4000, margin=0.01, seed=seed)
-        f = lambda x, d=d: d.tree.predict(x).astype(float)  # noqa: E731
-        tree = dlgn.extract_tree(f, d.tree.normals, d.tree.biases, d.x, depth=3, candidates=1)
-        accs.append((tree.predict(d.x) == d.y).mean())
-    assert min(accs) < 1.0
+def test_build_tree_stops_on_pure_or_small_nodes(data):
+    calls = []
+
+    def split(x, y, k):
+        calls.append(k)
+        return data.tree.normals[k], float(data.tree.biases[k]), "cluster"
+
+    pure = dlgn.build_tree(data.x, np.ones(len(data.x), dtype=int), split, depth=3, min_points=1)
+    small = dlgn.build_tree(data.x, data.y, split, depth=3, min_points=len(data.x) + 1)
+    assert calls == [] and pure.how == small.how == ["leaf"] * 7
+    assert (pure.predict(data.x) == 1).all()
+    # a split with an empty side makes a leaf: node 0 splits, its children cannot
+    one = dlgn.build_tree(
+        data.x,
+        data.y,
+        lambda x, y, k: (data.tree.normals[0], float(data.tree.biases[0]), "cluster"),
+        depth=3,
+        min_points=1,
+    )
+    assert one.how == ["cluster"] + ["leaf"] * 6
 
 
-def test_true_gate_accuracy_is_the_greedy_reading_on_the_tree():
-    """The setup claim's measure: 1.0 for the tree the greedy reading recovers (seed 1),
-    below it for one it misorders (seed 2)."""
-    assert dlgn.true_gate_accuracy(dlgn.oblique_tree(8, 3, 5000, 0.01, seed=1)) == 1.0
-    assert dlgn.true_gate_accuracy(dlgn.oblique_tree(8, 3, 5000, 0.01, seed=2)) < 0.99
+def test_discontinuity_scope_counts_where_the_label_jumps():
+    """Axis tree of depth 2 on the sphere: crossing x_0 = 0 flips the label on half of it,
+    crossing x_1 = 0 on all of it where x_0 > 0 (and nowhere else)."""
+    d = dlgn.axis_tree(dim=3, depth=2, n=20000, seed=0)
+    x = d.x.astype(float)
+    scope = dlgn.discontinuity_scope(d.tree, x, band=0.05)
+    near = np.abs(x[:, :3]) < 0.05
+    assert 0.4 < scope[0] / near[:, 0].sum() < 0.6
+    assert 0.9 < scope[1] / (near[:, 1] & (x[:, 0] > 0)).sum() <= 1.0
+    assert dlgn.discontinuity_scope(d.tree, x[x[:, 0] > 0.5], band=0.05)[2] == 0
+
+
+def test_true_gate_split_puts_the_root_first():
+    """Depth 3: the root's scope is about twice any other node's, so its copies make the
+    largest cluster."""
+    d = dlgn.axis_tree(dim=7, depth=3, n=20000, seed=0)
+    x, y = d.x.astype(float), d.y
+    a, c, how = dlgn.true_gate_split(d.tree, eps=0.2, min_samples=6)(x, y, 0)
+    assert how == "cluster"
+    assert np.linalg.norm(np.append(a, c) - np.append(d.tree.normals[0], 0)) < 1e-9
+
+
+def test_dlgn_split_builds_a_tree_on_a_small_problem():
+    d = dlgn.oblique_tree(dim=2, depth=1, n=600, margin=0.02, seed=0)
+    x, y, xt, yt = d.split()
+    split = dlgn.dlgn_split(
+        width=8, depth=2, beta=4.0, epochs=30, lr=0.01, seed=0, eps=0.2, min_samples=3
+    )
+    built = dlgn.build_tree(x, y, split, depth=1, min_points=5)
+    assert built.how[0] in ("cluster", "logistic")
+    assert (built.predict(xt) == yt).mean() > 0.9
 
 
 def test_tuned_picks_a_setting_of_the_authors_grid():

@@ -155,6 +155,27 @@ def flip_share(tree: Tree, x: np.ndarray, eps: float = 0.02) -> np.ndarray:
     return shares
 
 
+def discontinuity_scope(tree: Tree, x: np.ndarray, band: float = 0.05) -> np.ndarray:
+    """Per node k, how much of its hyperplane, over the region the points ``x``
+    cover, is a discontinuity of the label: the number of points within ``band`` of
+    it whose projection p onto it has tree.predict(p + band w_k) != tree.predict(p -
+    band w_k). Unlike :func:`flip_share` it counts the jumps (a scope, not a share),
+    and a hyperplane counts only where it splits (elsewhere crossing it changes
+    nothing). A hyperplane that leaves all the points on one side scores 0: they
+    show no jump across it."""
+    x = np.asarray(x, dtype=float)
+    scope = np.zeros(len(tree.biases), dtype=np.int64)
+    for k, (w, b) in enumerate(zip(tree.normals, tree.biases)):
+        side = x @ w + b
+        if (side > 0).all() or (side <= 0).all():
+            continue
+        near = x[np.abs(side) < band]
+        on_plane = near - np.outer(near @ w + b, w)
+        jumps = tree.predict(on_plane + band * w) != tree.predict(on_plane - band * w)
+        scope[k] = int(jumps.sum())
+    return scope
+
+
 def axis_tree(
     dim: int = 8, depth: int = 3, n: int = 5000, margin: float = 0.0, seed: int = 0
 ) -> TreeData:

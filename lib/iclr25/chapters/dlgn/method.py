@@ -1,6 +1,6 @@
 """The DLGN and DLGN-SF, the ReLU baseline and their training; the gates as hyperplanes
-of the input space and their distance to the tree's; the tree read off a trained DLGN
-(our reading of the paper's Algorithms 1-3); the experiments the notebook runs and the
+of the input space and their distance to the tree's; DLGN-DT, the oblique tree built
+from DLGN gates (the paper's Algorithms 1-3); the experiments the notebook runs and the
 scikit-learn baselines."""
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from iclr25.chapters.dlgn.data import Tree, TreeData, check_setting, load_table
+from iclr25.chapters.dlgn.data import (
+    Tree,
+    TreeData,
+    check_setting,
+    discontinuity_scope,
+    load_table,
+)
 from iclr25.core import ParameterError
 
 # ---------------------------------------------------------------------------
@@ -146,7 +152,8 @@ def accuracy(model: nn.Module, x: np.ndarray, y: np.ndarray) -> float:
 
 @torch.no_grad()
 def hyperplanes(model: DLGN) -> tuple[np.ndarray, np.ndarray]:
-    """Every gate as a hyperplane a.x + c of the input: A (L*width, dim), c (L*width,).
+    """Every gate as a hyperplane a.x + c of the input: A (L*width, dim), c (L*width,)
+    (the paper's Algorithm 3, GateHyperplanes).
 
     DLGN: A_1 = W^1, c_1 = b^1; A_l = W^l A_(l-1), c_l = W^l c_(l-1) + b^l (the biases
     kept). DLGN-SF: A_l = W^l, c_l = b^l. Row l*width + i is gate i of layer l + 1.
@@ -161,30 +168,38 @@ def hyperplanes(model: DLGN) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(a_rows), np.concatenate(c_rows)
 
 
-def gate_distances(a: np.ndarray, c: np.ndarray, tree: Tree) -> np.ndarray:
-    """Per tree node, the distance of the closest gate:
-    min over gates and signs of ||(a, c)/||a|| - (w, b)|| (w has unit norm)."""
+def plane_distances(a: np.ndarray, c: np.ndarray, tree: Tree) -> np.ndarray:
+    """Between every gate and every tree node, ||(a, c)/||a|| - (w, b)||, with the
+    sign of (a, c) that brings them closest (w has unit norm): (gates, nodes)."""
     norms = np.linalg.norm(a, axis=1, keepdims=True)
     gates = np.hstack([a, c[:, None]]) / np.maximum(norms, 1e-12)
     nodes = np.hstack([tree.normals, tree.biases[:, None]])
     cross = np.abs(gates @ nodes.T)  # the sign that brings them closest
     squared = (gates**2).sum(1)[:, None] + (nodes**2).sum(1)[None, :] - 2 * cross
-    return np.sqrt(np.maximum(squared, 0)).min(0)
+    return np.sqrt(np.maximum(squared, 0))
+
+
+def gate_distances(a: np.ndarray, c: np.ndarray, tree: Tree) -> np.ndarray:
+    """Per tree node, the distance of the closest gate (:func:`plane_distances`)."""
+    return plane_distances(a, c, tree).min(0)
 
 
 # ---------------------------------------------------------------------------
-# Extracting a decision tree from a trained DLGN
+# DLGN-DT: an oblique tree built from DLGN gates (the paper's Algorithms 1-3)
 # ---------------------------------------------------------------------------
 
 
 @dataclass
 class ExtractedTree:
-    """Splits chosen per node (heap order, the positive side to child 2k + 2 as in
-    :class:`Tree`; -1 where no point reached) and leaf labels."""
+    """An oblique tree of ``depth`` levels in heap order: node k sends x to child
+    2k + 2 when a_k.x + c_k > 0, else to 2k + 1, as :class:`Tree` does. ``how`` says
+    where each split came from ("cluster": the largest gate cluster; "logistic": the
+    fallback; "leaf": the node was pure or small, and every leaf below it holds its
+    majority label)."""
 
-    a: np.ndarray  # (2^depth - 1, dim) the chosen gates' normals
+    a: np.ndarray  # (2^depth - 1, dim)
     c: np.ndarray  # (2^depth - 1,)
-    gate: np.ndarray  # (2^depth - 1,) index of the chosen gate, -1 if none
+    how: list[str]  # (2^depth - 1,)
     leaves: np.ndarray  # (2^depth,) labels
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -193,156 +208,133 @@ class ExtractedTree:
         for _ in range(int(np.log2(len(self.leaves)))):
             side = np.einsum("nd,nd->n", x, self.a[node]) + self.c[node]
             node = 2 * node + 1 + (side > 0)
-        return self.leaves[node - len(self.gate)]
+        return self.leaves[node - len(self.c)]
 
 
-@dataclass(frozen=True)
-class Crossings:
-    """The model's output across each gate: for every (gate, point within ``eps`` of
-    it) pair, the two copies x + eps u and x - eps u (u = a/||a||) and
-    |f(x + eps u) - f(x - eps u)|."""
-
-    gate: np.ndarray  # (P,)
-    up: np.ndarray  # (P, dim)
-    down: np.ndarray  # (P, dim)
-    change: np.ndarray  # (P,)
+Split = Callable[[np.ndarray, np.ndarray, int], tuple[np.ndarray, float, str]]
+"""Algorithm 2's DiscontHyperplane: (points, labels, heap index) of a node -> the
+split's (a, c) and where it came from."""
 
 
-def crossings(
-    f: Callable[[np.ndarray], np.ndarray], a: np.ndarray, c: np.ndarray, x: np.ndarray, eps: float
-) -> Crossings:
-    """Evaluate ``f`` once on both sides of every gate, at the points near it."""
-    norms = np.maximum(np.linalg.norm(a, axis=1), 1e-12)
-    point, gate = np.nonzero(np.abs((x @ a.T + c) / norms) < eps)
-    step = eps * a[gate] / norms[gate, None]
-    up, down = x[point] + step, x[point] - step
-    change = np.abs(f(up) - f(down)) if len(gate) else np.zeros(0)
-    return Crossings(gate, up, down, change)
+def largest_cluster_center(
+    a: np.ndarray, c: np.ndarray, eps: float, min_samples: int
+) -> tuple[np.ndarray, float] | None:
+    """Algorithm 2's LargestClusterCenter: each gate as the hyperplane
+    (a, c)/||a||, its sign fixed so that a_1 >= 0 (as the authors do), clustered
+    by DBSCAN (radius ``eps``, ``min_samples`` gates to a core); the mean of the
+    largest cluster, or None when DBSCAN finds no cluster."""
+    from sklearn.cluster import DBSCAN
 
-
-def discontinuity_scores(
-    cross: Crossings, n_gates: int, inside: Callable[[np.ndarray], np.ndarray]
-) -> np.ndarray:
-    """Per gate, the mean change of the model's output across it over the points near
-    it whose two copies lie in the node's region (``inside``); 0 where there are none
-    (our reading of the paper's Algorithm 2)."""
-    keep = inside(cross.up) & inside(cross.down)
-    total = np.bincount(cross.gate[keep], cross.change[keep], minlength=n_gates)
-    count = np.bincount(cross.gate[keep], minlength=n_gates)
-    return np.where(count > 0, total / np.maximum(count, 1), 0.0)
-
-
-def _distinct(a: np.ndarray, c: np.ndarray, order: np.ndarray, k: int, tol: float = 0.1):
-    """The first ``k`` gates of ``order`` at least ``tol`` apart as hyperplanes."""
     planes = np.hstack([a, c[:, None]]) / np.maximum(
         np.linalg.norm(a, axis=1, keepdims=True), 1e-12
     )
-    chosen: list[int] = []
-    for g in order:
-        if all(
-            min(np.linalg.norm(planes[g] - planes[h]), np.linalg.norm(planes[g] + planes[h])) > tol
-            for h in chosen
-        ):
-            chosen.append(int(g))
-            if len(chosen) == k:
-                break
-    return chosen
+    planes *= np.where(planes[:, :1] < 0, -1.0, 1.0)
+    labels = DBSCAN(eps=eps, min_samples=min_samples).fit_predict(planes)
+    if labels.max() < 0:
+        return None
+    centre = planes[labels == np.bincount(labels[labels >= 0]).argmax()].mean(0)
+    return centre[:-1], float(centre[-1])
 
 
-def extract_tree(
-    f: Callable[[np.ndarray], np.ndarray],
-    a: np.ndarray,
-    c: np.ndarray,
-    x: np.ndarray,
-    depth: int,
-    eps: float = 0.05,
-    candidates: int = 1,
+def logistic_hyperplane(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    """The authors' fallback where no gate cluster is found: the hyperplane of a
+    logistic regression fitted to the node's points."""
+    from sklearn.linear_model import LogisticRegression
+
+    fitted = LogisticRegression().fit(x, y)
+    return fitted.coef_[0], float(fitted.intercept_[0])
+
+
+def build_tree(
+    x: np.ndarray, y: np.ndarray, split: Split, depth: int, min_points: int
 ) -> ExtractedTree:
-    """A tree of ``depth`` read off a model's gates (our reading of Algorithms 1-3).
-
-    At a node, score every gate by :func:`discontinuity_scores` inside the node's
-    region (Algorithm 2, "finding the discontinuous hyperplane"), split the node's
-    points on the highest-scoring gate and recurse on both sides to ``depth``
-    (Algorithm 1); each leaf takes the majority of the model's labels ``f > 0.5``.
-    ``f`` maps points to the model's probability of class 1; the gates ``(a, c)`` come
-    from :func:`hyperplanes` (Algorithm 3). ``candidates`` > 1 is our lookahead, not
-    the paper's: keep that many best distinct gates and split on the one whose subtree
-    (built the same way) agrees best with the model's labels on the points.
-    """
+    """Algorithm 1 (BuildTree): while a node's points are impure (both labels) and
+    large (at least ``min_points``) and the tree is shallower than ``depth``
+    (the authors' max_depth), split them on ``split``'s hyperplane
+    (DiscontHyperplane) and recurse on both sides; otherwise, or when a side would
+    be empty, the node is a leaf with the majority label."""
     check_setting(depth=depth)
-    x = np.asarray(x, dtype=float)
-    labels = (f(x) > 0.5).astype(np.int64)
-    cross = crossings(f, a, c, x, eps)
-
-    def inside_of(constraints):
-        def inside(points):
-            ok = np.ones(len(points), dtype=bool)
-            for g, side in constraints:
-                ok &= ((points @ a[g] + c[g]) > 0) == side
-            return ok
-
-        return inside
-
-    def best(constraints, here, r):
-        """(agreement, subtree): a leaf label or (gate, negative side, positive side)."""
-        if r == 0 or not here.any():
-            ones = int(labels[here].sum())
-            return max(ones, int(here.sum()) - ones), int(2 * ones > here.sum())
-        scores = discontinuity_scores(cross, len(c), inside_of(constraints))
-        order = np.argsort(-scores, kind="stable")
-        pool = _distinct(a, c, order[scores[order] > 0], candidates) or [int(order[0])]
-        found = None
-        for g in pool:
-            side = (x @ a[g] + c[g]) > 0
-            neg = best([*constraints, (g, False)], here & ~side, r - 1)
-            pos = best([*constraints, (g, True)], here & side, r - 1)
-            if found is None or neg[0] + pos[0] > found[0]:
-                found = (neg[0] + pos[0], (g, neg[1], pos[1]))
-        return found
-
-    _, root = best([], np.ones(len(x), dtype=bool), depth)
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=np.int64)
     n_nodes = 2**depth - 1
-    out = ExtractedTree(
+    tree = ExtractedTree(
         np.zeros((n_nodes, x.shape[1])),
-        np.ones(n_nodes),
-        np.full(n_nodes, -1),
+        np.zeros(n_nodes),
+        ["leaf"] * n_nodes,
         np.zeros(2**depth, dtype=np.int64),
     )
-    stack = [(0, root)]
-    while stack:
-        k, sub = stack.pop()
+
+    def grow(k: int, here: np.ndarray) -> None:
+        label = int(2 * y[here].sum() > here.sum())
         if k >= n_nodes:
-            out.leaves[k - n_nodes] = sub if isinstance(sub, int) else 0
-        elif isinstance(sub, int):  # an empty region: a leaf label copied down
-            stack += [(2 * k + 1, sub), (2 * k + 2, sub)]
+            tree.leaves[k - n_nodes] = label
+            return
+        if 0 < y[here].sum() < here.sum() and here.sum() >= min_points:
+            a, c, how = split(x[here], y[here], k)
+            side = here & (x @ a + c > 0)
+            if 0 < side.sum() < here.sum():
+                tree.a[k], tree.c[k], tree.how[k] = a, c, how
+                grow(2 * k + 1, here & ~side)
+                grow(2 * k + 2, side)
+                return
+        below = 2 ** (depth - int(np.log2(k + 1)))  # leaves under node k
+        start = (k + 1) * below - 1 - n_nodes
+        tree.leaves[start : start + below] = label
+
+    grow(0, np.ones(len(y), dtype=bool))
+    return tree
+
+
+def dlgn_split(
+    *,
+    width: int,
+    depth: int,
+    beta: float,
+    epochs: int,
+    lr: float,
+    seed: int,
+    eps: float,
+    min_samples: int,
+    root: DLGN | None = None,
+) -> Split:
+    """DLGN-DT's DiscontHyperplane (Algorithm 2): train a DLGN on the node's points
+    (TrainDLGN: Adam, ten batches an epoch, seed + node index; ``root``, if given,
+    is the DLGN already trained on all the points), take its gates as hyperplanes
+    (GateHyperplanes, Algorithm 3: :func:`hyperplanes`), and split on the centre of
+    their largest cluster (:func:`largest_cluster_center`), or on
+    :func:`logistic_hyperplane` where there is no cluster."""
+
+    def split(x: np.ndarray, y: np.ndarray, k: int) -> tuple[np.ndarray, float, str]:
+        if k == 0 and root is not None:
+            model = root
         else:
-            out.gate[k], out.a[k], out.c[k] = sub[0], a[sub[0]], c[sub[0]]
-            stack += [(2 * k + 1, sub[1]), (2 * k + 2, sub[2])]
-    return out
+            torch.manual_seed(seed + k)
+            model = DLGN(x.shape[1], width, depth, beta)
+            batch = -(-len(y) // 10)
+            fit(model, x, y, epochs=epochs, lr=lr, batch_size=batch, seed=seed + k)
+        found = largest_cluster_center(*hyperplanes(model), eps, min_samples)
+        if found is None:
+            return (*logistic_hyperplane(x, y), "logistic")
+        return (*found, "cluster")
+
+    return split
 
 
-def true_gate_accuracy(data: TreeData) -> float:
-    """Test accuracy of the tree read off ``data``'s own tree: its hyperplanes as the
-    only gates, its labels as the model's output, the training points to read on
-    (the extractor's control: 1.0 when the reading recovers the tree)."""
-    x_train, _, x_test, y_test = data.split()
-    tree = data.tree
+def true_gate_split(tree: Tree, eps: float, min_samples: int, band: float = 0.05) -> Split:
+    """DiscontHyperplane with the true gates: instead of a trained DLGN's, the
+    gates are the tree's own hyperplanes, each repeated as often as the label jumps
+    across it among the node's points (:func:`discontinuity_scope`), the paper's
+    principle that label discontinuities attract gates in proportion to their
+    scope; then the same largest cluster, or the same fallback."""
 
-    def f(x: np.ndarray) -> np.ndarray:
-        return tree.predict(x).astype(float)
+    def split(x: np.ndarray, y: np.ndarray, k: int) -> tuple[np.ndarray, float, str]:
+        copies = discontinuity_scope(tree, x, band)
+        a, c = np.repeat(tree.normals, copies, axis=0), np.repeat(tree.biases, copies)
+        found = largest_cluster_center(a, c, eps, min_samples) if len(c) else None
+        if found is None:
+            return (*logistic_hyperplane(x, y), "logistic")
+        return (*found, "cluster")
 
-    found = extract_tree(f, tree.normals, tree.biases, x_train, tree.depth)
-    return float((found.predict(x_test) == y_test).mean())
-
-
-def probability(model: nn.Module) -> Callable[[np.ndarray], np.ndarray]:
-    """x -> the model's probability of class 1, as NumPy."""
-
-    @torch.no_grad()
-    def f(x: np.ndarray) -> np.ndarray:
-        return torch.sigmoid(model(torch.as_tensor(x, dtype=torch.float32))).numpy()
-
-    return f
+    return split
 
 
 # ---------------------------------------------------------------------------
