@@ -29,15 +29,16 @@ Each gate is a hyperplane {x : a.x + c = 0} of the input space: a_l = W^l a_(l-1
 c_l = W^l c_(l-1) + b^l. Its distance to a tree node (w, b) is
 ||(a, c)/||a|| - (w, b)||, minimised over the sign of (a, c).
 
-Tree extraction: DLGN-DT, the paper's Algorithms 1-3 (its Section 6 and appendix; the
-authors' DLGN_DT_Synthetic notebook). BuildTree (Algorithm 1) splits a node's training
-points while they hold both labels, number at least 1% of the training points and the
-tree is shallower than the labelling tree, then recurses on both sides; a leaf takes
-the majority label. DiscontHyperplane (Algorithm 2) trains a DLGN on the node's points,
-lists its gates as hyperplanes (GateHyperplanes, Algorithm 3), clusters them with
-DBSCAN, after normalising each to a unit normal with a non-negative first coordinate,
-and splits on the centre of the largest cluster; where DBSCAN finds no cluster the
-authors' notebook falls back on a logistic regression's hyperplane, and so do we.
+Tree extraction: DLGN-DT, the paper's Algorithms 1-3 (its section on mechanistic
+interpretability and its appendix; the authors' DLGN_DT_Synthetic notebook). BuildTree
+(Algorithm 1) splits a node's training points while they hold both labels, number at
+least 1% of the training points and the tree is shallower than the labelling tree,
+then recurses on both sides; a leaf takes the majority label. DiscontHyperplane
+(Algorithm 2) trains a DLGN on the node's points, lists its gates as hyperplanes
+(GateHyperplanes, Algorithm 3), clusters them with DBSCAN, after normalising each to a
+unit normal with a non-negative first coordinate, and splits on the centre of the
+largest cluster; where DBSCAN finds no cluster the authors' notebook falls back on a
+logistic regression's hyperplane, and so do we.
 
 Files: ``data.py`` holds the tree data and the tabular sets; ``method.py`` the DLGN,
 DLGN-SF and ReLU networks, their training, the gates as hyperplanes, DLGN-DT,
