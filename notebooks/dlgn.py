@@ -602,6 +602,11 @@ core.claims_table();
 #     -p width=64 -p depth=4 -p epochs=1500 -p batch_size=3200
 # ```
 #
+# DLGN-DT clusters with `cluster_eps` and `cluster_min`; the paper searches
+# radii 0.1-0.3 and 1-40 gates per core on a validation split, and the
+# authors' DLGN-DT notebook trains three layers of 500 at every node
+# (`-p width=500`, slow, and it widens every model of the chapter).
+#
 # The reference's width is 200 (`-p width=200`). Try `-p beta=16` to
 # see hard gates train more slowly, or `-p margin=0` for labels that touch
 # the hyperplanes. Trained models are cached by configuration
