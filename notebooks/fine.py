@@ -38,7 +38,7 @@ rome_steps = 20
 n_trace = 4
 c_texts = 512
 n_timed = 3
-n_random = 8
+n_random = 30
 n_sweep = 5
 k_max = 10
 gen_tokens = 10
@@ -519,7 +519,7 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 #   templates over four relations of about ninety countries, not KnowEdit's.
 # * **Scale.** The book edits 30 facts (the paper: thousands), measures fluency on
 #   10 greedy tokens per prompt (ROME's fluency uses 100), times three edits per method
-#   afresh, makes the random-neuron control on eight edits and sweeps $k$ on five,
+#   afresh, makes the random-neuron control on all 30 edits and sweeps $k$ on five,
 #   so that the chapter runs in about five minutes on one CPU core once $C$ is cached.
 #   The claims rest on bootstrap intervals over these edits, not on the means
 #   alone.

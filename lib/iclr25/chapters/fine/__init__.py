@@ -85,7 +85,7 @@ PARAMETERS = {
         3, "edits per method timed afresh, in alternation (all are kept)", low=1, high=200
     ),
     "n_random": Param(
-        8, "edits also made on random neurons of FiNE's layers (the control)", low=1, high=200
+        30, "edits also made on random neurons of FiNE's layers (the control)", low=1, high=200
     ),
     "n_sweep": Param(5, "edits the neuron-count sweep repeats", low=1, high=100),
     "k_max": Param(
