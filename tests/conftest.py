@@ -39,7 +39,7 @@ def editing_vocabulary() -> list[str]:
     texts += [" ".join(editing.objects(r)) for r in editing.RELATIONS] + [
         " is a . The people of country"
     ]
-    texts += list(editing.PREFIXES)
+    texts += list(editing.PREFIXES) + list(editing.CONTEXT_OPENINGS)
     return llm.words(texts)
 
 

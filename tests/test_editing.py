@@ -140,6 +140,48 @@ def test_rome_writes_v_star_for_k_star(tiny):
         torch.testing.assert_close(W @ k_star, v_star, atol=1e-4, rtol=1e-4)
 
 
+def test_rome_as_its_code_writes_v_star_for_the_plain_key(tiny):
+    request = editing.Request("The capital of Japan is the city of", "Japan", "Lima", "Tokyo")
+    C = editing.regularised(torch.eye(32) + 0.1 * torch.ones(32, 32))
+    edit = editing.rome(tiny, request, 0, C, steps=2)
+    v_star, k_star = edit.info["v_star"], edit.info["k_star"]
+    key = editing.plain_key(tiny, request, 0)
+    assert not torch.allclose(key, k_star)  # the prefixes move the mean key
+    plain = editing.rome_update(tiny, request, 0, C, v_star, k_star, key)
+    same = editing.rome_update(tiny, request, 0, C, v_star, k_star, k_star)
+    torch.testing.assert_close(same.changes[0].delta, edit.changes[0].delta)
+    direction = torch.linalg.solve(C, k_star)  # u from the mean key in both
+    for written, k in ((plain, key), (edit, k_star)):
+        delta = written.changes[0].delta
+        torch.testing.assert_close(
+            delta / delta.norm(), torch.outer(delta @ direction, direction)
+            / (delta @ direction).norm() / direction.norm(), atol=1e-5, rtol=1e-4
+        )
+        with editing.applied(tiny, written):
+            W = llm.down_proj(tiny, 0).weight
+            torch.testing.assert_close(W @ k, v_star, atol=1e-4, rtol=1e-4)
+
+
+def test_rome_kl_read_at_the_subject_changes_v_star(tiny):
+    request = editing.Request("The capital of Japan is the city of", "Japan", "Lima", "Tokyo")
+    at_end, _, _ = editing.rome_v(tiny, request, 0, steps=3)
+    again, _, _ = editing.rome_v(tiny, request, 0, steps=3)
+    at_subject, _, _ = editing.rome_v(tiny, request, 0, steps=3, kl_at_subject=True)
+    torch.testing.assert_close(again, at_end)
+    assert not torch.allclose(at_subject, at_end)
+
+
+def test_context_prefixes_are_rome_s_sampled_templates(tiny):
+    prefixes = editing.context_prefixes(tiny, seed=0)
+    assert prefixes[0] == "" and len(prefixes) == 1 + sum(
+        n for _, n in editing.CONTEXT_LENGTHS
+    )
+    assert all(p.endswith(". ") and "{" not in p and "}" not in p for p in prefixes[1:])
+    openings = editing.CONTEXT_OPENINGS
+    assert all(p.startswith(openings[i % len(openings)]) for i, p in enumerate(prefixes[1:]))
+    assert editing.context_prefixes(tiny, seed=0) == prefixes  # cached
+
+
 def test_causal_trace_and_layer_choice(tiny, facts):
     effects = editing.causal_trace(tiny, facts[:2], window=2, n_noise=2)
     assert effects.shape == (3,) and np.isfinite(effects).all()

@@ -97,6 +97,8 @@ from iclr25.editing.fine_method import (
     random_neurons,
 )
 from iclr25.editing.rome_method import (
+    CONTEXT_LENGTHS,
+    CONTEXT_OPENINGS,
     OPENINGS,
     PREFIXES,
     ROME_CLAMP,
@@ -108,8 +110,10 @@ from iclr25.editing.rome_method import (
     SAMPLE_TOKENS,
     Penalty,
     causal_trace,
+    context_prefixes,
     keys_at,
     moments_config,
+    plain_key,
     regularised,
     rome,
     rome_update,

@@ -274,6 +274,7 @@ def rome_v(
     weight_decay: float = ROME_DECAY,
     clamp: float = ROME_CLAMP,
     prefixes: Sequence[str] = PREFIXES,
+    kl_at_subject: bool = False,
     penalty: Penalty | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """ROME's ``v*``: the MLP output at the subject's last token that makes the model say
@@ -282,7 +283,9 @@ def rome_v(
     ``v* = v + delta`` where ``delta``, added to the MLP output at the subject's last token,
     minimises the mean over the prefixed rewrite prompts of ``-log P'(new | prefix + prompt)``
     (per token) ``+ kl_factor * KL(P'(.|"{s} is a") || P(.|"{s} is a"))`` (the subject's
-    essence, against the unedited ``P``) ``+ weight_decay * |delta| / |v|^2``, with Adam,
+    essence, against the unedited ``P``; read after the prompt's last token, or with
+    ``kl_at_subject`` after the subject's last token, as ROME's code reads it)
+    ``+ weight_decay * |delta| / |v|^2``, with Adam,
     ``|delta| <= clamp * |v|`` and a stop once the loss is below 0.05 (ROME's code).
     A :class:`Penalty` adds a term of its own to the loss (SADR's attention term).
     Returns ``(v*, k*, steps taken)``, ``k*`` the mean key at the subject over the prefixes.
@@ -295,11 +298,10 @@ def rome_v(
         lm, [t + request.target for t in texts] + [essence], request.subject, batch
     )
     rows = torch.arange(len(texts) + 1)
+    kl_col = subj[-1] if kl_at_subject else batch.input_ids.shape[1] - 1
     v_site, k_site = ("mlp", layer), ("neurons", layer)
     with torch.no_grad(), llm.reading(lm, [v_site, k_site]) as seen:
-        kl_ref = llm.logits_at(lm, batch, [len(texts)], [batch.input_ids.shape[1] - 1])[
-            0
-        ].log_softmax(-1)
+        kl_ref = llm.logits_at(lm, batch, [len(texts)], [kl_col])[0].log_softmax(-1)
     v = seen[v_site][0, subj[0]]
     k_star = seen[k_site][rows[:-1], subj[:-1]].mean(
         0
@@ -314,7 +316,7 @@ def rome_v(
 
     # the columns scored: each rewrite row's target positions, then the essence prompt's end
     where_rows = [i for i, cols in enumerate(columns) for _ in cols] + [len(texts)]
-    where_cols = [c for cols in columns for c in cols] + [batch.input_ids.shape[1] - 1]
+    where_cols = [c for cols in columns for c in cols] + [kl_col]
     watch = penalty.watch if penalty else contextlib.nullcontext
     with watch():  # the layers below never change: run them once
         resume = llm.layer_input(lm, batch, layer)
@@ -359,15 +361,61 @@ def rome_update(
     C: torch.Tensor,
     v_star: torch.Tensor,
     k_star: torch.Tensor,
+    key: torch.Tensor | None = None,
 ) -> Edit:
-    """ROME's rank-one update for a given ``v*`` and ``k*`` (:func:`rome`'s second half)."""
+    """ROME's rank-one update for a given ``v*`` and ``k*`` (:func:`rome`'s second half):
+    ``W' = W + (v* - W k) u^T / (k^T u)`` with ``u = C^-1 k*``, so that ``W' k = v*``.
+    The key ``k`` is ``k*`` itself unless ``key`` is given; ROME's code writes the update
+    for the plain prompt's key (:func:`plain_key`), its direction ``u`` still from the
+    mean key ``k*``."""
     W = llm.down_proj(lm, layer).weight.detach()
     v_star, k_star = v_star.to(W), k_star.to(W)
-    c_inv_k = torch.linalg.solve(C.to(W), k_star)
-    u = c_inv_k / (k_star @ c_inv_k)
-    delta = torch.outer(v_star - W @ k_star, u)
+    k = k_star if key is None else key.to(W)
+    u = torch.linalg.solve(C.to(W), k_star)
+    delta = torch.outer(v_star - W @ k, u / (k @ u))
     info = {"layer": layer, "v_star": v_star.cpu(), "k_star": k_star.cpu()}
     return Edit("ROME", request, [Change(layer, delta)], 0.0, info)
+
+
+def plain_key(lm: llm.LM, request: Request, layer: int) -> torch.Tensor:
+    """The MLP key at the subject's last token of the plain rewrite prompt (no prefix)."""
+    with torch.no_grad():
+        column = subject_span(lm, request.prompt, request.subject)[1]
+        return keys_at(lm, layer, [request.prompt], [column])[0]
+
+
+#: ROME's context templates: openings, and (tokens, number) of each length sampled.
+CONTEXT_OPENINGS = ("The", "Therefore", "Because", "I", "You")
+CONTEXT_LENGTHS = ((5, 10), (10, 10))
+
+
+def context_prefixes(lm: llm.LM, seed: int = 0) -> tuple[str, ...]:
+    """ROME's sampled context prefixes: the plain prompt, then for each (tokens,
+    number) of ``CONTEXT_LENGTHS`` that many texts of that many tokens, which the
+    model samples (top-5) from ``CONTEXT_OPENINGS`` in turn, each followed by ". "
+    (20 prefixes and the plain prompt, as ROME's ``get_context_templates``; cached)."""
+
+    def build() -> list[str]:
+        torch.manual_seed(seed)
+        texts = []
+        for n_tokens, number in CONTEXT_LENGTHS:
+            openings = [CONTEXT_OPENINGS[i % len(CONTEXT_OPENINGS)] for i in range(number)]
+            batch = llm.encode(lm, openings)
+            with torch.no_grad():
+                out = lm.model.generate(
+                    input_ids=batch.input_ids,
+                    attention_mask=batch.attention_mask,
+                    max_new_tokens=n_tokens - 1,
+                    do_sample=True,
+                    top_k=5,
+                    pad_token_id=lm.tokenizer.pad_token_id,
+                )
+            texts += lm.tokenizer.batch_decode(out, skip_special_tokens=True)
+        return [""] + [t.replace("{", " ").replace("}", " ").strip() + ". " for t in texts]
+
+    config = {"model": lm.name, "openings": list(CONTEXT_OPENINGS),
+              "lengths": [list(x) for x in CONTEXT_LENGTHS], "seed": seed}  # fmt: skip
+    return tuple(core.cached("editing-context-prefixes", config, build))
 
 
 def regularised(C: torch.Tensor, ridge: float = 1e-3) -> torch.Tensor:
