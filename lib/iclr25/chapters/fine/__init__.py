@@ -35,9 +35,10 @@ FiNE too.
 
 Files: ``method.py`` holds the paper's comparison with ROME beyond the two editors: the
 edits timed in alternation and reused, the scores paired by edit for the bootstrap, the
-unedited model's efficacy, the neuron counts of the sweep, and ROME rewritten with
-``C`` from fewer tokens. ``figures.py`` draws causal tracing, the two
-methods side by side, the layers of FiNE's neurons and the sweeps. This file holds the
+unedited model's efficacy, the neuron counts of the sweep, ROME rewritten with ``C``
+from fewer tokens, and ROME made again with its departures from ROME's code undone.
+``figures.py`` draws causal tracing, the two methods side by side, the layers of FiNE's
+neurons, the sweeps and the departures' effects. This file holds the
 chapter's parameters and its claims.
 """
 
@@ -47,15 +48,18 @@ from iclr25.chapters.fine.figures import (
     METHOD_COLOURS,
     c_sweep_figure,
     comparison_figure,
+    departures_figure,
     edits_figure,
     neuron_layers_figure,
     sweep_figure,
     tracing_figure,
 )
 from iclr25.chapters.fine.method import (
+    DEPARTURES,
     c_sweep,
     paired,
     reusing,
+    rome_departures,
     sweep_ks,
     timed_edits,
     unedited_efficacy,
@@ -87,6 +91,9 @@ PARAMETERS = {
     "n_random": Param(
         30, "edits also made on random neurons of FiNE's layers (the control)", low=1, high=200
     ),
+    "n_departures": Param(
+        8, "edits ROME makes again with its v* optimised as ROME's code does", low=1, high=200
+    ),
     "n_sweep": Param(5, "edits the neuron-count sweep repeats", low=1, high=100),
     "k_max": Param(
         10, "largest neuron count of the sweep (1, 2, 5, 10, 20, 50, ...)", low=1, high=1000
@@ -105,6 +112,7 @@ SMOKE = {
     "c_texts": 8,
     "n_timed": 1,
     "n_random": 1,
+    "n_departures": 1,
     "n_sweep": 1,
     "k_max": 2,
     "gen_tokens": 6,

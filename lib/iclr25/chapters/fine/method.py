@@ -1,11 +1,12 @@
 """The paper's comparison of FiNE against ROME: the edits timed in alternation (and
 reused afterwards), the two methods' scores paired by edit, the unedited model's
-efficacy, the neuron counts of the sweep, and ROME's edits written again with ``C`` from
-fewer tokens."""
+efficacy, the neuron counts of the sweep, ROME's edits written again with ``C`` from
+fewer tokens, and ROME's edits made again with its departures from ROME's code undone."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -84,6 +85,51 @@ def c_sweep(
     editors = {n: editor(editing.regularised(moments[n])) for n in fewer}
     runs, _ = editing.run_cases(lm, cases, editors, n_tokens=0, progress=False)
     return {**{n: [r for r in runs if r["method"] == n] for n in editors}, full: list(records)}
+
+
+#: ROME's departures from ROME's code that :func:`rome_departures` undoes, one at a time.
+DEPARTURES = ("plain key", "KL at the subject", "sampled prefixes")
+
+
+def rome_departures(
+    lm: llm.LM,
+    cases: Sequence[editing.Case],
+    rome_edit: Callable[[editing.Request], editing.Edit],
+    layer: int,
+    C: torch.Tensor,
+    *,
+    prefixes: Sequence[str],
+    steps: int,
+    n_optimised: int,
+    config: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """ROME's edits made again with one of its departures from ROME's code undone, judged
+    as the book's edits are (no fluency). "plain key": each kept edit of ``rome_edit``
+    rewritten for the plain prompt's key (``v*`` and ``k*`` reused, on every case).
+    "KL at the subject" (``kl_at_subject``) and "sampled prefixes" (``prefixes``, ROME's
+    sampled ones): ``v*`` optimised again, on the first ``n_optimised`` cases, the edits
+    kept in the cache under ``config``. Returns the records of
+    :func:`iclr25.editing.run_cases`."""
+
+    def plain(request: editing.Request) -> editing.Edit:
+        info = rome_edit(request).info
+        key = editing.plain_key(lm, request, layer)
+        return editing.rome_update(lm, request, layer, C, info["v_star"], info["k_star"], key)
+
+    rome = partial(editing.rome, lm, layer=layer, C=C, steps=steps)
+    redone = cases[:n_optimised]
+    optimised = editing.kept_edits(
+        lm,
+        [c.request for c in redone],
+        {
+            "KL at the subject": partial(rome, kl_at_subject=True),
+            "sampled prefixes": partial(rome, prefixes=prefixes),
+        },
+        {**config, "prefixes": list(prefixes)},
+    )
+    runs, _ = editing.run_cases(lm, cases, {"plain key": plain}, n_tokens=0, progress=False)
+    more, _ = editing.run_cases(lm, redone, optimised, n_tokens=0, progress=False)
+    return runs + more
 
 
 def unedited_efficacy(lm: llm.LM, cases: Sequence[editing.Case]) -> np.ndarray:
