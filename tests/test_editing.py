@@ -152,11 +152,9 @@ def test_rome_as_its_code_writes_v_star_for_the_plain_key(tiny):
     torch.testing.assert_close(same.changes[0].delta, edit.changes[0].delta)
     direction = torch.linalg.solve(C, k_star)  # u from the mean key in both
     for written, k in ((plain, key), (edit, k_star)):
-        delta = written.changes[0].delta
-        torch.testing.assert_close(
-            delta / delta.norm(), torch.outer(delta @ direction, direction)
-            / (delta @ direction).norm() / direction.norm(), atol=1e-5, rtol=1e-4
-        )
+        delta = written.changes[0].delta  # (v* - W k) u^T / (k^T u): rows along u
+        along = torch.outer(delta @ direction, direction) / (direction @ direction)
+        torch.testing.assert_close(delta, along, atol=1e-5, rtol=1e-4)
         with editing.applied(tiny, written):
             W = llm.down_proj(tiny, 0).weight
             torch.testing.assert_close(W @ k, v_star, atol=1e-4, rtol=1e-4)
@@ -173,9 +171,7 @@ def test_rome_kl_read_at_the_subject_changes_v_star(tiny):
 
 def test_context_prefixes_are_rome_s_sampled_templates(tiny):
     prefixes = editing.context_prefixes(tiny, seed=0)
-    assert prefixes[0] == "" and len(prefixes) == 1 + sum(
-        n for _, n in editing.CONTEXT_LENGTHS
-    )
+    assert prefixes[0] == "" and len(prefixes) == 1 + sum(n for _, n in editing.CONTEXT_LENGTHS)
     assert all(p.endswith(". ") and "{" not in p and "}" not in p for p in prefixes[1:])
     openings = editing.CONTEXT_OPENINGS
     assert all(p.startswith(openings[i % len(openings)]) for i, p in enumerate(prefixes[1:]))
