@@ -407,19 +407,8 @@ drift_gain = [stats.paired_difference(acc["BrainOOD"], acc["ERM"])
               for acc in by_drift.values()]
 
 # %% tags=["hide-input"]
-fig = go.Figure()
-for n in MAIN:
-    fig.add_scatter(x=DRIFTS, y=[acc[n].mean() for acc in by_drift.values()],
-                    name=n)
-fig.add_scatter(x=DRIFTS, y=[e.value for e in drift_gain],
-                error_y=stats.error_bars(drift_gain), yaxis="y2",
-                name="BrainOOD minus ERM", line_dash="dot")
-fig.update_layout(
-    title="New sites whose disorder sub-network drifts",
-    xaxis_title="share of the planted ROIs moved at each new site",
-    yaxis_title="mean accuracy over sites (%)",
-    yaxis2=dict(title="gain (points)", overlaying="y", side="right"))
-fig.show()
+brainood.drift_figure(DRIFTS, {n: [acc[n].mean() for acc in by_drift.values()]
+                               for n in MAIN}, drift_gain).show()
 pd.DataFrame({
     "ERM": [acc["ERM"].mean() for acc in by_drift.values()],
     "BrainOOD": [acc["BrainOOD"].mean() for acc in by_drift.values()],

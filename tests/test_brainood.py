@@ -9,6 +9,7 @@ from torch_geometric.nn import InstanceNorm
 
 from iclr25 import core
 from iclr25.chapters import brainood
+from iclr25.core import stats
 
 
 @pytest.fixture(scope="module")
@@ -276,3 +277,7 @@ def test_figures(cohort):
     fig = brainood.structure_figure(np.eye(20), np.eye(20), cohort.planted)
     assert len(fig.data) == 3
     assert fig.data[2].z.sum() == cohort.planted.sum() * (cohort.planted.sum() - 1)
+    gain = [stats.paired_difference([60.0, 62.0, 58.0], [55.0, 56.0, 57.0])] * 2
+    fig = brainood.drift_figure([0.0, 1.0], {"ERM": [56, 50], "BrainOOD": [60, 49]}, gain)
+    assert [t.name for t in fig.data] == ["ERM", "BrainOOD", "gain"]
+    assert list(fig.data[2].error_y.array) == [gain[0].high - gain[0].value] * 2

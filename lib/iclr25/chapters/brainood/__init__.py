@@ -57,7 +57,7 @@ from iclr25.chapters.brainood.data import (
     split,
     to_graphs,
 )
-from iclr25.chapters.brainood.figures import accuracy_figure, structure_figure
+from iclr25.chapters.brainood.figures import accuracy_figure, drift_figure, structure_figure
 from iclr25.chapters.brainood.method import (
     METHODS,
     BrainNet,
