@@ -323,6 +323,10 @@ core.explore(flat_figure, SHOTS, "epoch", active=len(SHOTS) - 1);
 # ```
 #
 # ```{literalinclude} ../lib/iclr25/chapters/dlgn/method.py
+# :pyobject: cluster_or_fallback
+# ```
+#
+# ```{literalinclude} ../lib/iclr25/chapters/dlgn/method.py
 # :pyobject: largest_cluster_center
 # ```
 #

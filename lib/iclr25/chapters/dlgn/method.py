@@ -245,6 +245,18 @@ def logistic_hyperplane(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float
     return fitted.coef_[0], float(fitted.intercept_[0])
 
 
+def cluster_or_fallback(
+    a: np.ndarray, c: np.ndarray, x: np.ndarray, y: np.ndarray, eps: float, min_samples: int
+) -> tuple[np.ndarray, float, str]:
+    """A node's split: the centre of the gates' largest cluster
+    (:func:`largest_cluster_center`), or :func:`logistic_hyperplane` on the node's
+    points where no cluster forms (or there are no gates)."""
+    found = largest_cluster_center(a, c, eps, min_samples) if len(c) else None
+    if found is None:
+        return (*logistic_hyperplane(x, y), "logistic")
+    return (*found, "cluster")
+
+
 def build_tree(
     x: np.ndarray, y: np.ndarray, split: Split, depth: int, min_points: int
 ) -> ExtractedTree:
@@ -311,10 +323,7 @@ def dlgn_split(
             model = DLGN(x.shape[1], width, depth, beta)
             batch = -(-len(y) // 10)
             fit(model, x, y, epochs=epochs, lr=lr, batch_size=batch, seed=seed + k)
-        found = largest_cluster_center(*hyperplanes(model), eps, min_samples)
-        if found is None:
-            return (*logistic_hyperplane(x, y), "logistic")
-        return (*found, "cluster")
+        return cluster_or_fallback(*hyperplanes(model), x, y, eps, min_samples)
 
     return split
 
@@ -329,10 +338,7 @@ def true_gate_split(tree: Tree, eps: float, min_samples: int, band: float = 0.05
     def split(x: np.ndarray, y: np.ndarray, k: int) -> tuple[np.ndarray, float, str]:
         copies = discontinuity_scope(tree, x, band)
         a, c = np.repeat(tree.normals, copies, axis=0), np.repeat(tree.biases, copies)
-        found = largest_cluster_center(a, c, eps, min_samples) if len(c) else None
-        if found is None:
-            return (*logistic_hyperplane(x, y), "logistic")
-        return (*found, "cluster")
+        return cluster_or_fallback(a, c, x, y, eps, min_samples)
 
     return split
 
