@@ -82,5 +82,5 @@ def drift_figure(
         col=2,
     )
     fig.add_hline(y=0, line_color="grey", line_width=1, row=1, col=2)
-    fig.update_xaxes(title_text="share of the planted ROIs moved at each new site")
+    fig.update_xaxes(title_text="share of planted ROIs moved")
     return fig.update_layout(title="New sites whose disorder sub-network drifts")
