@@ -147,7 +147,7 @@ PARAMETERS = {
     "tiny_lr": Param(0.001, "AdamW learning rate", low=1e-5, high=0.1),
     "tiny_weight_decay": Param(0.1, "AdamW weight decay (Olmo's)", low=0.0, high=1.0),
     "tiny_warmup": Param(100, "steps of linear learning-rate warm-up", low=0, high=10000),
-    "tiny_seeds": Param(1, "tiny models trained (seeds seed, seed + 1, ...)", low=1, high=10),
+    "tiny_seeds": Param(3, "tiny models trained (seeds seed, seed + 1, ...)", low=1, high=10),
     "n_eval": Param(200, "held-out Colors prompts the tiny model is scored on", low=8, high=5000),
     "n_tiny_pairs": Param(
         64, "patching pairs for the tiny model (half select heads)", low=4, high=5000
@@ -318,15 +318,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0.5, why="two heads of 32 carry most of all heads' effect"),
         control="all heads of all layers patched together, on held-out pairs",
         rests_on=("tiny-learned",),
-        gap=Gap(
-            "Decided over seeds, it needs several trained models, and one is all our "
-            "budget trains: with weight decay and Q/Z/R/X in its corpus, a tiny model "
-            "takes most of the chapter's cold CPU budget to reach its criterion, so the "
-            "book trains one and the interval over one seed is undefined. The share the "
-            "top two heads carry also changes with the seed where several layers' heads "
-            "each carry part of the choice. What would show it: the same rule over "
-            "three or more seeds (-p tiny_seeds=3, about three times the training)."
-        ),
     ),
     # Seed 0: the correct symbol is readable (ranked first for 90% of prompts) no earlier
     # than the transition's first layer; the last layer separates it at least as much as
