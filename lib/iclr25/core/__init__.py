@@ -11,8 +11,9 @@ starts the claims record. ``from iclr25 import core`` gives all of it; the files
 * ``cache.py`` -- :func:`cached`, :func:`cached_dir`: trained artefacts (a value, or a
   folder of files) keyed by a hash of their configuration;
 * ``training.py`` -- :func:`train`, :func:`train_epoch`: a small loop with tqdm;
-* ``plots.py`` -- the offline plotly renderer, :func:`plot`, and :func:`explore`: a
-  live ipywidgets control with its static plotly-slider twin;
+* ``plots.py`` -- the offline plotly renderer, :func:`plot`, :func:`estimates_figure`
+  (estimates with their intervals, as grouped bars), and :func:`explore`: a live
+  ipywidgets control with its static plotly-slider twin;
 * ``claims.py`` -- the claims registry (:class:`ClaimSpec`, :class:`Gap`),
   :func:`claim`, :func:`claims_table`, :func:`read_claims`; ``rules.py`` -- what
   decides a claim (:class:`Bound`, :class:`Margin`); ``stats.py`` -- the 95%
@@ -65,6 +66,7 @@ from iclr25.core.params import (
 )
 from iclr25.core.plots import (
     default_control,
+    estimates_figure,
     explore,
     figure_html,
     plot,

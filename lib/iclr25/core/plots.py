@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # plotly is imported lazily: `python -m iclr25 list` should b
     import plotly.graph_objects as go
 
     from iclr25.core.params import Scalar
+    from iclr25.core.stats import Estimate
 
 
 # ---------------------------------------------------------------------------------
@@ -116,6 +117,34 @@ def plot(
     fig.update_xaxes(title_text=xlabel, type="log" if log_x else None)
     fig.update_yaxes(title_text=ylabel, type="log" if log_y else None)
     return fig.update_layout(title=title, height=height)
+
+
+def estimates_figure(
+    groups: Mapping[str, Mapping[str, Estimate]],
+    *,
+    title: str = "",
+    ylabel: str = "",
+    unit: str = "edits",
+) -> go.Figure:
+    """Grouped bars: for each group (a legend entry), each estimate's value by its name
+    (the x axis), with its 95% interval as the error bar and its ``n`` (in ``unit``) on
+    hover."""
+    import plotly.graph_objects as go
+
+    from iclr25.core.stats import error_bars
+
+    fig = go.Figure()
+    for group, by_name in groups.items():
+        estimates = list(by_name.values())
+        fig.add_bar(
+            x=list(by_name),
+            y=[e.value for e in estimates],
+            error_y=error_bars(estimates),
+            name=group,
+            customdata=[e.n for e in estimates],
+            hovertemplate=f"%{{x}}: %{{y:.3f}} (n = %{{customdata}} {unit})",
+        )
+    return fig.update_layout(title=title, yaxis_title=ylabel, barmode="group")
 
 
 # ---------------------------------------------------------------------------------

@@ -138,22 +138,8 @@ def c_sweep_figure(by_size: dict[int, list[dict[str, Any]]], metrics: Sequence[s
 def departures_figure(diffs: dict[str, dict[str, core.stats.Estimate]]) -> go.Figure:
     """Per departure undone, the mean change of each metric against the book's ROME,
     paired by edit, with its 95% interval (:func:`rome_departures`)."""
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    for variant, by_metric in diffs.items():
-        estimates = list(by_metric.values())
-        fig.add_bar(
-            x=list(by_metric),
-            y=[e.value for e in estimates],
-            error_y=core.stats.error_bars(estimates),
-            name=variant,
-            customdata=[e.n for e in estimates],
-            hovertemplate="%{x}: %{y:.3f} (n = %{customdata} edits)",
-        )
-    fig.update_layout(
+    return core.estimates_figure(
+        diffs,
         title="ROME as ROME's code computes it, minus the book's ROME",
-        yaxis_title="change in score (paired by edit)",
-        barmode="group",
+        ylabel="change in score (paired by edit)",
     )
-    return fig
