@@ -116,6 +116,27 @@ def test_sadr_edit_and_restored_margins(tiny):
         assert got == pytest.approx(unedited["DNS"], abs=1e-5)
 
 
+def test_authors_editors_undo_one_setting_each(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    C = editing.regularised(torch.eye(32))
+    prefixes = ("", "The the. ")
+    again = sadr.authors_editors(
+        tiny, [REQUEST], 1, C, steps=2, attn_weight=0.01, prefixes=prefixes, config={}
+    )
+    assert tuple(again) == sadr.AUTHORS
+    expected = {
+        "80 steps": {"steps": sadr.SADR_STEPS},
+        "sampled prefixes": {"steps": 2, "prefixes": prefixes},
+    }
+    for name, editors in again.items():
+        assert set(editors) == {"ROME", "SADR"}
+        rome = editing.rome(tiny, REQUEST, 1, C, **expected[name])
+        own = sadr.sadr(tiny, REQUEST, 1, C, attn_weight=0.01, **expected[name])
+        for made, direct in ((editors["ROME"](REQUEST), rome), (editors["SADR"](REQUEST), own)):
+            assert made.info["steps"] == direct.info["steps"]
+            torch.testing.assert_close(made.changes[0].delta, direct.changes[0].delta)
+
+
 def test_restoring_the_subject_value_undoes_the_update_there(tiny):
     # an update that only moves keys at the subject's last token: restoring the subject's
     # value there gives back the unedited margins

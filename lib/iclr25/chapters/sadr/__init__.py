@@ -23,14 +23,15 @@ Attention weights are read and written through :mod:`iclr25.llm`'s ``attn_weight
 sites (an eager attention registered with transformers' ``AttentionInterface``). Facts,
 cases, ROME, ``C`` and the CounterFact accuracy live in :mod:`iclr25.editing`.
 
-Files: ``method.py`` holds SADR's hinge, attention term, ``v*`` and edit, and what the
-chapter measures with them: each head's attention to the subject, the random edit of the
-same size that drift is measured against, the neutral-mention distract probes, the edited
-model run with parts of the unedited one put back (all attention above the edit, the
-hinge's heads only, or the subject's value), the share of the margin that wins back, and
-which facts are edited. ``figures.py`` draws CounterFact accuracy beside the paper's, the
-drift of each head, the distract margins and the attention heatmaps, and builds the live
-editor's distract prompt. ``paper.py`` holds the paper's Table 3 (:data:`PAPER_GPTJ`),
+Files: ``method.py`` holds SADR's hinge, attention term, ``v*`` and edit, both editors
+made again at the authors' steps or prefixes, and what the chapter measures with them:
+each head's attention to the subject, the random edit of the same size that drift is
+measured against, the neutral-mention distract probes, the edited model run with parts
+of the unedited one put back (all attention above the edit, the hinge's heads only, or
+the subject's value), the share of the margin that wins back, and which facts are
+edited. ``figures.py`` draws CounterFact accuracy beside the paper's, the drift of each
+head, the distract margins and the attention heatmaps, and builds the live editor's
+distract prompt. ``paper.py`` holds the paper's Table 3 (:data:`PAPER_GPTJ`),
 which the claims quote and the figure draws. This file holds the chapter's parameters
 and its claims.
 """
@@ -46,10 +47,12 @@ from iclr25.chapters.sadr.figures import (
     metrics_figure,
 )
 from iclr25.chapters.sadr.method import (
+    AUTHORS,
     RESTORED,
     SADR_STEPS,
     SADR_WEIGHT,
     attention_loss,
+    authors_editors,
     heads_above,
     mid_sentence,
     neutral_probes,
@@ -82,6 +85,13 @@ PARAMETERS = {
     "attn_weight": Param(
         SADR_WEIGHT, "SADR: weight of the attention term (authors: 100e-4)", low=0.0, high=10.0
     ),
+    "n_authors": Param(
+        4,
+        "edits made again by both editors at the authors' 80 steps, and with ROME's "
+        "sampled prefixes (the first n_authors edits)",
+        low=1,
+        high=200,
+    ),
     "n_trace": Param(4, "facts causal tracing averages over to pick ROME's layer", low=1, high=100),
     "c_texts": Param(
         512,
@@ -97,6 +107,7 @@ SMOKE = {
     "n_edits": 3,
     "n_neighbours": 1,
     "steps": 3,
+    "n_authors": 1,
     "n_trace": 1,
     "c_texts": 8,
 }

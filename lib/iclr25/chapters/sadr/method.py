@@ -6,7 +6,8 @@ the unedited one put back (the package docstring gives the paper and its equatio
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,47 @@ def sadr(
     edit.method, edit.seconds = "SADR", time.perf_counter() - start
     edit.info.update(steps=steps, attention_loss=history)
     return edit
+
+
+#: The book's two departures from the authors' settings that :func:`authors_editors`
+#: undoes, one at a time: their 80 steps (:data:`SADR_STEPS`), and ROME's sampled
+#: context prefixes (:func:`iclr25.editing.context_prefixes`, about twenty) for the
+#: book's three fixed ones.
+AUTHORS = ("80 steps", "sampled prefixes")
+
+
+def authors_editors(
+    lm: llm.LM,
+    requests: Sequence[editing.Request],
+    layer: int,
+    C: torch.Tensor,
+    *,
+    steps: int,
+    attn_weight: float,
+    prefixes: Sequence[str],
+    config: dict[str, Any],
+) -> dict[str, dict[str, Callable[[editing.Request], editing.Edit]]]:
+    """ROME and SADR (``attn_weight``) again, with one of :data:`AUTHORS` undone at a
+    time: both at :data:`SADR_STEPS` steps, or both at ``steps`` over ``prefixes`` (the
+    sampled ones). Each editor still ROME's control at its own settings. The edits of
+    ``requests`` are made once and kept in the model cache under ``config``
+    (:func:`iclr25.editing.kept_edits`). Returns ``{variant: {method: editor}}``."""
+    variants = {
+        "80 steps": {"steps": SADR_STEPS},
+        "sampled prefixes": {"steps": steps, "prefixes": tuple(prefixes)},
+    }
+    return {
+        name: editing.kept_edits(
+            lm,
+            requests,
+            {
+                "ROME": partial(editing.rome, lm, layer=layer, C=C, **settings),
+                "SADR": partial(sadr, lm, layer=layer, C=C, attn_weight=attn_weight, **settings),
+            },
+            {**config, "variant": name, **settings},
+        )
+        for name, settings in variants.items()
+    }
 
 
 # ---------------------------------------------------------------------------------
