@@ -313,25 +313,31 @@ for s, r in runs.items():
           f"{right[s].mean():.2f} on {p.n_eval} evaluation prompts")
 
 # %% [markdown]
-# A setup claim: every model has learned the task. The worst seed's A/B/C/D accuracy
-# on the evaluation prompts, with its Wilson interval, lies above 0.9. Every claim on
-# the tiny models below rests on it: if it misses, they are inconclusive, whatever
-# their numbers.
+# Two setup claims: the model at seed `seed`, which the claims on one model study,
+# has learned the task, and so has every seed's model, which the claims over seeds
+# study. Each is decided on A/B/C/D accuracy on the evaluation prompts, its Wilson
+# interval above 0.9 (the second on the worst seed's). A claim resting on a setup
+# claim that misses is inconclusive, whatever its numbers.
 
 # %%
-worst = min(seeds, key=lambda s: right[s].sum())
-criterion = f"the validation criterion ({mcqa.CRITERION})"
-training = (f"reached {criterion} at step {runs[worst].solved}"
-            if runs[worst].solved is not None else
+def training(s):
+    criterion = f"the validation criterion ({mcqa.CRITERION})"
+    return (f"reached {criterion} at step {runs[s].solved}"
+            if runs[s].solved is not None else
             f"did not reach {criterion} within {p.tiny_max_steps:,} steps")
-core.claim(
-    "tiny-learned",
-    estimate=stats.share(int(right[worst].sum()), p.n_eval),
-    measured=f"worst seed {worst}: {int(right[worst].sum())} of {p.n_eval}; "
-             + ", ".join(f"seed {s} {right[s].mean():.2f}" for s in seeds),
-    quote=dict(worst=worst, steps=p.tiny_max_steps, training=training,
-               n_val=len(runs[worst].item_ld[0])),
-);
+
+
+worst = min(seeds, key=lambda s: right[s].sum())
+for cid, s in (("tiny-learned", p.seed), ("tiny-learned-seeds", worst)):
+    core.claim(
+        cid,
+        estimate=stats.share(int(right[s].sum()), p.n_eval),
+        measured=f"seed {s}: {int(right[s].sum())} of {p.n_eval}; "
+                 + ", ".join(f"seed {t} {right[t].mean():.2f}" for t in seeds),
+        quote={"seed" if cid == "tiny-learned" else "worst": s,
+               "steps": p.tiny_max_steps, "training": training(s),
+               "n_val": len(runs[s].item_ld[0])},
+    )
 
 # %% [markdown]
 # ### Formats: other symbols and answer order
