@@ -295,6 +295,13 @@ for name, d in authors.items():
     print(f"{name}: " + "; ".join(f"{s} {e}" for s, e in d.items()))
 
 # %% [markdown]
+# On these edits the term moves the margins further from ROME's when it has more to
+# act on, more steps or more prompts, than at the book's settings, and not always in
+# the paper's direction: read the signs and the intervals. Four edits cannot decide
+# whether it raises RS at the authors' settings; `-p n_authors=20` makes every edit
+# again, at about the times per edit printed above.
+
+# %% [markdown]
 # ## Attention drift
 #
 # On each distract prompt ("The capital of France is the city of Rome. The capital of
@@ -497,7 +504,9 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 # (`sadr-rs`) straddles it, and no probe changes sides (the accuracy
 # intervals printed with the claims). The three "keeps" claims hold for the same reason: a term that moves
 # $v^*$ so little costs nothing, so they say only that SADR at these settings
-# is harmless, not that its gain is cheap. Drift (`drift`), counted as the
+# is harmless, not that its gain is cheap. With the authors' 80 steps, or their
+# sampled prefixes, the term moves the margins more (*At the authors' settings*),
+# on too few edits to decide. Drift (`drift`), counted as the
 # hinge defines it, does not separate ROME's edit from a random $v^*$ of the same
 # size: which heads cross their layer's maximum depends on how far the
 # subject's value moves more than on what it says. The restorations
