@@ -292,7 +292,8 @@ core.estimates_figure(
     authors, title="SADR minus ROME at equal settings, on the first "
     f"{len(first)} edits", ylabel="margin per edit (nats)").show()
 for name, d in authors.items():
-    print(f"{name}: " + "; ".join(f"{s} {e}" for s, e in d.items()))
+    for s, e in d.items():
+        print(f"{name}, {s}: {e}")
 
 # %% [markdown]
 # On these edits the term moves the margins further from ROME's when it has more to
