@@ -385,6 +385,28 @@ def test_plot_draws_each_series_against_x_with_titles_and_log_axes():
     assert core.plot([0, 1], {"y": [1, 2]}, log_y=True).layout.yaxis.type == "log"
 
 
+def test_estimates_figure_groups_bars_with_their_intervals():
+    from iclr25.core.stats import Estimate
+
+    def estimate(value, low, high, n):
+        return Estimate(value, low, high, n, "bootstrap")
+
+    groups = {
+        "a": {"x": estimate(0.5, 0.2, 0.9, 10), "y": estimate(-1.0, np.nan, np.nan, 1)},
+        "b": {"x": estimate(0.1, 0.0, 0.3, 4), "y": estimate(0.2, 0.1, 0.4, 4)},
+    }
+    fig = core.estimates_figure(groups, title="t", ylabel="change", unit="edits")
+    assert [trace.name for trace in fig.data] == ["a", "b"]
+    assert list(fig.data[0].x) == ["x", "y"] and list(fig.data[0].y) == [0.5, -1.0]
+    bars = fig.data[0].error_y
+    plus, minus = list(bars.array), list(bars.arrayminus)  # no bar without an interval
+    assert plus[0] == pytest.approx(0.4) and minus[0] == pytest.approx(0.3)
+    assert plus[1] is None and minus[1] is None
+    assert list(fig.data[1].customdata) == [4, 4] and "edits" in fig.data[1].hovertemplate
+    assert fig.layout.barmode == "group" and fig.layout.yaxis.title.text == "change"
+    assert fig.layout.title.text == "t"
+
+
 def test_explore_shows_pickers_above_the_live_control(monkeypatch):
     import IPython.display
     import ipywidgets as widgets
