@@ -189,6 +189,10 @@ READABLE = 0.9
 LAST_LAYERS = 2
 """SmolLM2's output, for the no-separation claim: its last two layers, fixed in advance."""
 
+_LEARNED_PAPER = "the paper analyses models that perform well on formatted MCQA"
+_LEARNED_RULE = Margin(above=0.9, why="the paper's models answer nearly every Colors item")
+"""What both setup claims on the tiny models ask, of one model or of the worst seed's."""
+
 _SLOW_CLIMB = (
     "Weight decay 0.1 at a constant rate pulls the weights back while one training prompt "
     "in twenty asks for other labels and one in four opens with letters, so the model "
@@ -238,8 +242,8 @@ CLAIMS: dict[str, ClaimSpec] = {
         "The tiny transformer studied below has learned formatted MCQA: the claims on it "
         "study a model that succeeds",
         kind="setup",
-        paper="the paper analyses models that perform well on formatted MCQA",
-        rule=Margin(above=0.9, why="the paper's models answer nearly every Colors item"),
+        paper=_LEARNED_PAPER,
+        rule=_LEARNED_RULE,
         control="chance (0.25)",
         gap=Gap(
             "The model at seed {seed} {training}; it answers {estimate:.0%} of the {n} "
@@ -256,8 +260,8 @@ CLAIMS: dict[str, ClaimSpec] = {
         "Every tiny transformer, at each seed, has learned formatted MCQA: the claims over "
         "seeds study models that succeed",
         kind="setup",
-        paper="the paper analyses models that perform well on formatted MCQA",
-        rule=Margin(above=0.9, why="the paper's models answer nearly every Colors item"),
+        paper=_LEARNED_PAPER,
+        rule=_LEARNED_RULE,
         control="chance (0.25); the worst of the seeds",
         gap=Gap(
             "The worst seed's model (seed {worst}) {training}; it answers {estimate:.0%} of "
