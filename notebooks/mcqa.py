@@ -284,7 +284,7 @@ core.claim(
 # One detail matters at this size: the weights start at the $1/\sqrt{d}$ scale of their
 # fan-in, not the $0.02$ of large models' configurations. With $0.02$, every attention
 # pattern of a 64-wide model starts uniform and training stalled for thousands of steps
-# in our trials.
+# in our trials. The slider of the figure below moves over the seeds.
 
 # %%
 seeds = [p.seed + k for k in range(p.tiny_seeds)]
@@ -300,13 +300,20 @@ other = mcqa.colours_items(p.n_eval, rng, typical=False,
                            objects=mcqa.HELD_OUT)
 right = {s: mcqa.lettered_scores(r.lm, evaluation).argmax(-1).numpy()
          == mcqa.answers(evaluation) for s, r in runs.items()}
-mcqa.training_figure(
-    run.steps, {f"validation accuracy, {'/'.join(f)}": run.accuracy[f]
-                for f in mcqa.SYMBOLS},
-    {"training loss": (run.steps[1:], run.loss[1:])},
-    f"Tiny transformer ({p.tiny_layers} layers, d_model {p.tiny_d_model}), "
-    f"seed {p.seed}: held-out validation prompts", "accuracy",
-    "cross-entropy (nats)", [0, 1.05]).show()
+
+
+def training_of(s):
+    r = runs[s]
+    return mcqa.training_figure(
+        r.steps, {f"validation accuracy, {'/'.join(f)}": r.accuracy[f]
+                  for f in mcqa.SYMBOLS},
+        {"training loss": (r.steps[1:], r.loss[1:])},
+        f"Tiny transformer ({p.tiny_layers} layers, d_model "
+        f"{p.tiny_d_model}), seed {s}: held-out validation prompts",
+        "accuracy", "cross-entropy (nats)", [0, 1.05])
+
+
+core.explore(training_of, seeds, "seed")
 for s, r in runs.items():
     print(f"seed {s}: criterion {mcqa.CRITERION} reached at step {r.solved}; "
           f"trained {r.steps[-1]} steps; A/B/C/D accuracy "
