@@ -313,6 +313,24 @@ def _nan_safe(f: Callable[[], float]) -> float:
     return value
 
 
+def _path_statistics(h: Any) -> tuple[float, float, np.float64]:
+    """networkx's ``average_shortest_path_length``, ``diameter`` and mean
+    ``closeness_centrality`` of the connected graph ``h``, from one breadth-first search
+    per node instead of one per statistic: the distances are integers, and each
+    statistic is then reduced with networkx's own arithmetic, in its node order."""
+    import networkx as nx
+    from scipy.sparse.csgraph import shortest_path
+
+    nodes = list(h)
+    n = len(nodes)
+    if n == 1:
+        return 0.0, 0.0, np.float64(0.0)
+    hops = shortest_path(nx.to_scipy_sparse_array(h, nodelist=nodes), unweighted=True)
+    totals = [int(t) for t in hops.sum(1)]  # exact: integer distances in float64
+    closeness = [(n - 1.0) / t * ((n - 1.0) / (n - 1)) for t in totals]
+    return sum(totals) / (n * (n - 1)), float(hops.max()), np.mean(closeness)
+
+
 def describe(
     graph: Graph, samples: int = 10, hops: int = 2, seed: int = 0, pivots: int = 32
 ) -> DatasetDescription:
@@ -332,9 +350,8 @@ def describe(
     for c in centres:
         nodes, *_ = k_hop_subgraph(int(c), hops, graph.edge_index, num_nodes=graph.n)
         h = largest(g.subgraph(nodes.tolist()))
-        local["sp"].append(_nan_safe(lambda: nx.average_shortest_path_length(h)))
-        local["diam"].append(_nan_safe(lambda: nx.diameter(h)))
-        local["close"].append(np.mean(list(nx.closeness_centrality(h).values())))
+        for key, value in zip(("sp", "diam", "close"), _path_statistics(h)):
+            local[key].append(value)
         k = min(pivots, h.number_of_nodes())
         local["betw"].append(np.mean(list(nx.betweenness_centrality(h, k=k, seed=seed).values())))
     return DatasetDescription(
