@@ -302,6 +302,7 @@ right = {s: mcqa.lettered_scores(r.lm, evaluation).argmax(-1).numpy()
          == mcqa.answers(evaluation) for s, r in runs.items()}
 
 
+# %%
 def training_of(s):
     r = runs[s]
     return mcqa.training_figure(
@@ -335,12 +336,12 @@ def training(s):
 
 
 worst = min(seeds, key=lambda s: right[s].sum())
+all_seeds = ", ".join(f"seed {t} {right[t].mean():.2f}" for t in seeds)
 for cid, s in (("tiny-learned", p.seed), ("tiny-learned-seeds", worst)):
     core.claim(
         cid,
         estimate=stats.share(int(right[s].sum()), p.n_eval),
-        measured=f"seed {s}: {int(right[s].sum())} of {p.n_eval}; "
-                 + ", ".join(f"seed {t} {right[t].mean():.2f}" for t in seeds),
+        measured=f"seed {s}: {right[s].sum()} of {p.n_eval}; {all_seeds}",
         quote={"seed" if cid == "tiny-learned" else "worst": s,
                "steps": p.tiny_max_steps, "training": training(s),
                "n_val": len(runs[s].item_ld[0])},

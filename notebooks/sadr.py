@@ -223,8 +223,7 @@ def per_edit(groups, score, f=np.mean):
                      for g in groups])
 
 
-def paired(score, a, b, f=np.mean, of=None):
-    of = per_case if of is None else of  # each method's margins, per edit
+def paired(score, a, b, f=np.mean, of=per_case):  # of: per method, per edit
     x, y = per_edit(of[a], score, f), per_edit(of[b], score, f)
     keep = ~np.isnan(x) & ~np.isnan(y)
     return stats.paired_difference(x[keep], y[keep], seed=p.seed)
@@ -285,6 +284,8 @@ for name, made_again in again.items():
         print(f"{name}, {m}: median {np.median([e.seconds for e in es]):.1f}"
               f" s per edit, steps {sorted({e.info['steps'] for e in es})}"
               + term)
+
+# %%
 authors = {name: {s: paired(s, "SADR", "ROME", of=by_method)
                   for s in ("RS", "DNS")}
            for name, by_method in settings.items()}

@@ -65,6 +65,7 @@ NUMBER = re.compile(r"(?<![\w.{:,])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w}]|,\d)")
 
 NOT_FROM_A_RUN = {
     ("mcqa", "tiny-learned"): "8000 20",  # settings to run with
+    ("mcqa", "tiny-learned-seeds"): "8000 20",
     ("sadr", "sadr-rs"): "80 2,000",  # the paper's steps and edits
     ("sadr", "restore-recovers"): "28 16 9",  # GPT-J's layers and heads; SmolLM2's heads
     ("faithfulness", "detects-hiding"): "2",  # sqrt(2)
