@@ -284,7 +284,9 @@ core.claim(
 # One detail matters at this size: the weights start at the $1/\sqrt{d}$ scale of their
 # fan-in, not the $0.02$ of large models' configurations. With $0.02$, every attention
 # pattern of a 64-wide model starts uniform and training stalled for thousands of steps
-# in our trials. The slider of the figure below moves over the seeds.
+# in our trials. The slider of the figure below moves over the seeds; below it, each
+# seed's step at the criterion, its steps in all and its A/B/C/D accuracy on the
+# `n_eval` evaluation prompts.
 
 # %%
 seeds = [p.seed + k for k in range(p.tiny_seeds)]
@@ -316,9 +318,8 @@ def training_of(s):
 
 core.explore(training_of, seeds, "seed")
 for s, r in runs.items():
-    print(f"seed {s}: criterion {mcqa.CRITERION} reached at step {r.solved}; "
-          f"trained {r.steps[-1]} steps; A/B/C/D accuracy "
-          f"{right[s].mean():.2f} on {p.n_eval} evaluation prompts")
+    print(f"seed {s}: criterion {mcqa.CRITERION} at step {r.solved}; "
+          f"{r.steps[-1]} steps; accuracy {right[s].mean():.2f}")
 
 # %% [markdown]
 # Two setup claims: the model at seed `seed`, which the claims on one model study,
