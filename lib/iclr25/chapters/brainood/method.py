@@ -353,15 +353,14 @@ def objective(method: Method, model: BrainNet, data, epoch: int) -> torch.Tensor
 
 @torch.no_grad()
 def predict(model: BrainNet, graphs: list, batch_size: int = 128, seed: int = 0) -> np.ndarray:
-    """Disorder probabilities in eval mode, without gradients; BrainOOD's eval passes
-    still draw Bernoulli masks (as the official code does), from a fixed seed so that
-    they repeat."""
+    """Disorder probabilities in eval mode; BrainOOD's eval passes still draw Bernoulli
+    masks (as the official code does), from a fixed seed so that they repeat."""
     from torch_geometric.loader import DataLoader
 
     device = next(model.parameters()).device
     model.eval()
     probs = []
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
+    with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         for batch in DataLoader(graphs, batch_size=batch_size):
             probs.append(torch.sigmoid(model(batch.to(device))["logits"]).cpu())
@@ -443,7 +442,7 @@ def edge_attention(model: BrainNet, graphs: list) -> tuple[np.ndarray, np.ndarra
     n_rois = model.n_rois
     model.eval()
     dense, nodes = np.zeros((n_rois, n_rois)), []
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
+    with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         for batch in DataLoader(graphs, batch_size=128):
             att = model(batch)["edge_att"]
