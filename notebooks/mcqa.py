@@ -343,9 +343,8 @@ for cid, s in (("tiny-learned", p.seed), ("tiny-learned-seeds", worst)):
         cid,
         estimate=stats.share(int(right[s].sum()), p.n_eval),
         measured=f"seed {s}: {right[s].sum()} of {p.n_eval}; {all_seeds}",
-        quote={"seed" if cid == "tiny-learned" else "worst": s,
-               "steps": p.tiny_max_steps, "training": training(s),
-               "n_val": len(runs[s].item_ld[0])},
+        quote=dict(seed=s, steps=p.tiny_max_steps, training=training(s),
+                   n_val=len(runs[s].item_ld[0])),
     )
 
 # %% [markdown]
