@@ -273,11 +273,10 @@ settings = {f"book: {p.steps} steps, 3 prefixes":
 for name, made_again in again.items():
     settings[name] = {m: [] for m in made_again}
     for m, editor in made_again.items():
-        for c in first:
-            e = editor(c.request)
+        es = [editor(c.request) for c in first]
+        for c, e in zip(first, es):
             with editing.applied(lm, e):
                 settings[name][m] += editing.counterfact_margins(lm, [c])
-        es = [editor(c.request) for c in first]
         term = (f", largest attention term "
                 f"{max(max(e.info['attention_loss']) for e in es):.3g}"
                 if m == "SADR" else "")
