@@ -269,7 +269,6 @@ CLAIMS: dict[str, ClaimSpec] = {
             "the {n} evaluation prompts in A/B/C/D, an interval [{low:.2f}, {high:.2f}] "
             "against the 0.9 it must clear. " + _SLOW_CLIMB,
             after_run=True,
-            varies=True,
         ),
     ),
     # Seed 0 answers in Q/Z/R/X on objects never shown with those labels.
