@@ -3,7 +3,10 @@
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
@@ -88,16 +91,67 @@ def pytest_configure(config: pytest.Config) -> None:
     torch.set_num_threads(1)
 
 
+def needs_book(item: pytest.Item) -> bool:
+    return "book" in getattr(item, "fixturenames", ())
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that needs the built book may wait for the whole build: its time limit
+    """The tests that need the built book run last, so that the others run while it
+    builds (:func:`book_build`). Such a test may wait for the whole build: its time limit
     is the book's wall-clock backstop, plus a minute (the build itself is held to its
     CPU limit); others keep pytest.ini's."""
     from iclr25 import build, toc
 
+    items.sort(key=needs_book)  # stable: the order within each group stays
     limit = toc.book_wall_backstop(build.jobs_and_threads()[0]) + 60
-    for item in items:
-        if "book" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.timeout(limit))
+    for item in filter(needs_book, items):
+        item.add_marker(pytest.mark.timeout(limit))
+
+
+@dataclass
+class BookBuild:
+    """``jupyter-book build`` of the whole book, running in a thread of its own."""
+
+    log: Path
+    thread: threading.Thread
+    outcome: list[tuple[int | None, str | None]]  # run_within's (returncode, why), once done
+
+
+@pytest.fixture(scope="session", autouse=True)
+def book_build(request, tmp_path_factory) -> Iterator[BookBuild | None]:
+    """Start building the whole book when the session begins, if a collected test needs
+    it: every chapter executed with its book defaults, within the CPU time its chapters'
+    limits allow (``toc.book_cpu_limit``, times the machine's ``build.speed_factor``),
+    with a wall-clock backstop against a hang (``toc.book_wall_backstop``), the
+    chapters' own rule. The other tests run meanwhile, on the cores the build's
+    processes leave; the build's limits are on CPU time, which sharing the machine
+    changes little. Stopped with the session if it is still running then."""
+    from iclr25 import build, toc
+
+    if not any(map(needs_book, request.session.items)):
+        yield None
+        return
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    jobs, _ = build.jobs_and_threads()
+    log = tmp_path_factory.mktemp("book") / "jupyter-book.log"
+    cancel, outcome = threading.Event(), []
+    thread = threading.Thread(
+        target=lambda: outcome.append(
+            build.run_within(
+                [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
+                cpu_limit_s=toc.book_cpu_limit() * build.speed_factor(build.speed_probe()),
+                wall_limit_s=toc.book_wall_backstop(jobs),
+                cwd=toc.ROOT,
+                output=log,
+                cancel=cancel,
+            )
+        ),
+        daemon=True,
+    )
+    thread.start()
+    yield BookBuild(log, thread, outcome)
+    cancel.set()
+    thread.join()
 
 
 @pytest.fixture(scope="session")

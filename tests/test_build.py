@@ -2,6 +2,7 @@
 
 import json
 import sys
+import threading
 import time
 
 import jupytext
@@ -224,3 +225,16 @@ def test_the_book_build_runs_under_the_chapters_rule(tmp_path):
     sleeper = [sys.executable, "-c", "import time; time.sleep(3); print('done')"]
     code, why = build.run_within(sleeper, cpu_limit_s=1, wall_limit_s=30, cwd=tmp_path, output=log)
     assert (code, why) == (0, None) and log.read_text() == "done\n"
+
+
+def test_a_cancelled_run_is_stopped_with_its_process_tree(tmp_path):
+    """The book builds in a thread beside the tests: setting ``cancel`` (the tests have
+    ended) kills the build's whole session within a second."""
+    cancel = threading.Event()
+    threading.Timer(1, cancel.set).start()
+    began = time.monotonic()
+    hang = [sys.executable, "-c", "import time; time.sleep(60)"]
+    code, why = build.run_within(
+        hang, cpu_limit_s=30, wall_limit_s=30, cwd=tmp_path, output=tmp_path / "out", cancel=cancel
+    )
+    assert (code, why) == (None, "cancelled") and time.monotonic() - began < 10

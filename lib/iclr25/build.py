@@ -29,6 +29,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -321,12 +322,19 @@ def limit_crossed(
 
 
 def run_within(
-    command: Sequence[str], *, cpu_limit_s: float, wall_limit_s: float, cwd: Path, output: Path
+    command: Sequence[str],
+    *,
+    cpu_limit_s: float,
+    wall_limit_s: float,
+    cwd: Path,
+    output: Path,
+    cancel: threading.Event | None = None,
 ) -> tuple[int | None, str | None]:
     """Run ``command`` in a session of its own, its output into the file ``output``,
     until it exits: ``(returncode, None)``; or until its process tree crosses
-    :func:`limit_crossed`'s limits: then the whole session is killed, ``(None, why)``.
-    The book's test runs ``jupyter-book build`` this way, under the chapters' rule."""
+    :func:`limit_crossed`'s limits, or ``cancel`` is set: then the whole session is
+    killed, ``(None, why)``. The book's test runs ``jupyter-book build`` this way, under
+    the chapters' rule, in a thread of its own (``cancel`` stops it with the tests)."""
     with output.open("w") as out:
         process = subprocess.Popen(
             command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -337,6 +345,8 @@ def run_within(
         why = limit_crossed(
             tree_cpu_s(process.pid), time.monotonic() - began, cpu_limit_s, wall_limit_s
         )
+        if why is None and cancel is not None and cancel.is_set():
+            why = "cancelled"
         if why is not None and process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
