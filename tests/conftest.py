@@ -5,7 +5,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -108,24 +108,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(pytest.mark.timeout(limit))
 
 
-@dataclass
-class BookBuild:
-    """``jupyter-book build`` of the whole book, running in a thread of its own."""
-
-    log: Path
-    thread: threading.Thread
-    outcome: list[tuple[int | None, str | None]]  # run_within's (returncode, why), once done
-
-
 @pytest.fixture(scope="session", autouse=True)
-def book_build(request, tmp_path_factory) -> Iterator[BookBuild | None]:
+def book_build(request, tmp_path_factory) -> Iterator[Future | None]:
     """Start building the whole book when the session begins, if a collected test needs
     it: every chapter executed with its book defaults, within the CPU time its chapters'
     limits allow (``toc.book_cpu_limit``, times the machine's ``build.speed_factor``),
     with a wall-clock backstop against a hang (``toc.book_wall_backstop``), the
     chapters' own rule. The other tests run meanwhile, on the cores the build's
     processes leave; the build's limits are on CPU time, which sharing the machine
-    changes little. Stopped with the session if it is still running then."""
+    changes little. The future's result is ``run_within``'s ``(returncode, why)`` and
+    the build's log; the build is stopped with the session if it is still running."""
     from iclr25 import build, toc
 
     if not any(map(needs_book, request.session.items)):
@@ -134,24 +126,23 @@ def book_build(request, tmp_path_factory) -> Iterator[BookBuild | None]:
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     jobs, _ = build.jobs_and_threads()
     log = tmp_path_factory.mktemp("book") / "jupyter-book.log"
-    cancel, outcome = threading.Event(), []
-    thread = threading.Thread(
-        target=lambda: outcome.append(
-            build.run_within(
-                [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
-                cpu_limit_s=toc.book_cpu_limit() * build.speed_factor(build.speed_probe()),
-                wall_limit_s=toc.book_wall_backstop(jobs),
-                cwd=toc.ROOT,
-                output=log,
-                cancel=cancel,
-            )
-        ),
-        daemon=True,
-    )
-    thread.start()
-    yield BookBuild(log, thread, outcome)
-    cancel.set()
-    thread.join()
+    cancel = threading.Event()
+
+    def run() -> tuple[int | None, str | None, Path]:
+        return *build.run_within(
+            [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."],
+            cpu_limit_s=toc.book_cpu_limit() * build.speed_factor(build.speed_probe()),
+            wall_limit_s=toc.book_wall_backstop(jobs),
+            cwd=toc.ROOT,
+            output=log,
+            cancel=cancel,
+        ), log
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        try:
+            yield pool.submit(run)
+        finally:
+            cancel.set()
 
 
 @pytest.fixture(scope="session")

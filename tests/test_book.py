@@ -25,8 +25,7 @@ BUILT = [c.slug for c in toc.built()]
 def book(book_build) -> Path:
     """The book that ``book_build`` (conftest) started building when the session began:
     it built within its limits, with no warning, and executed no chapter in Sphinx."""
-    book_build.thread.join()
-    (returncode, stopped), log = book_build.outcome[0], book_build.log
+    returncode, stopped, log = book_build.result()
     if stopped:
         record = json.loads((BUILD / "iclr25-build.json").read_text())
         states = ", ".join(

@@ -327,7 +327,7 @@ def _path_statistics(h: Any) -> tuple[float, float, np.float64]:
         return 0.0, 0.0, np.float64(0.0)
     hops = shortest_path(nx.to_scipy_sparse_array(h, nodelist=nodes), unweighted=True)
     totals = [int(t) for t in hops.sum(1)]  # exact: integer distances in float64
-    closeness = [(n - 1.0) / t * ((n - 1.0) / (n - 1)) for t in totals]
+    closeness = [(n - 1) / t for t in totals]  # connected: no Wasserman-Faust factor
     return sum(totals) / (n * (n - 1)), float(hops.max()), np.mean(closeness)
 
 
