@@ -318,7 +318,8 @@ def training_of(s):
 
 core.explore(training_of, seeds, "seed")
 for s, r in runs.items():
-    print(f"seed {s}: criterion {mcqa.CRITERION} at step {r.solved}; "
+    at = "not reached" if r.solved is None else f"at step {r.solved}"
+    print(f"seed {s}: criterion {mcqa.CRITERION} {at}; "
           f"{r.steps[-1]} steps; accuracy {right[s].mean():.2f}")
 
 # %% [markdown]
@@ -373,8 +374,8 @@ core.claim(
     measured=f"Q/Z/R/X on held-out objects {int(other_right.sum())} of "
              f"{p.n_eval}; A/B/C/D {right[p.seed].mean():.2f}",
 )
-print("accuracy by format: "
-      + "; ".join(f"{k} {a:.2f}" for k, a in tiny_accuracy.items()))
+print("accuracy by format:\n"
+      + "\n".join(f"  {k} {a:.2f}" for k, a in tiny_accuracy.items()))
 
 # %% [markdown]
 # ### Where the answer becomes predictable
@@ -426,12 +427,12 @@ core.explore(projection_figure, list(mcqa.SYMBOLS), "symbols");
 for fmt, items in prompt_items.items():
     readable = mcqa.projection_accuracy(projection[fmt]["residual"], items)
     canonical = mass(projection[fmt]["canonical"])
-    print(f"{'/'.join(fmt)} prompts, residual stream: projection accuracy by "
-          f"layer {', '.join(f'{a:.2f}' for a in readable)}; P(A/B/C/D) by "
-          f"layer {', '.join(f'{m:.2f}' for m in canonical)}")
+    print(f"{'/'.join(fmt)} prompts, residual stream, by layer:\n"
+          f"  projection accuracy {', '.join(f'{a:.2f}' for a in readable)}\n"
+          f"  P(A/B/C/D) {', '.join(f'{m:.2f}' for m in canonical)}")
 
 # %% [markdown]
-# Read the two lines above with the figure: the layer from which the projection picks
+# Read the lines above with the figure: the layer from which the projection picks
 # the correct symbol is where the answer becomes predictable, and the attention and MLP
 # curves show which block of that layer writes it. For Q/Z/R/X prompts the paper finds
 # that Olmo-7B first promotes A/B/C/D and then switches to the symbols of the prompt.
@@ -490,7 +491,8 @@ residual_last = {p.seed: last["residual"]} | {
     for s in seeds[1:]}
 mcqa.layers_figure(last, f"Tiny transformer, seed {p.seed}: patching one "
                    "layer at the last position").show()
-print("pairs both prompts answer correctly: "
+print("pairs patched: those whose two prompts the model answers correctly,\n"
+      "or all where fewer than 4 are: "
       + ", ".join(f"seed {s} {len(pairs[s])} of {len(candidates)}"
                   for s in seeds))
 

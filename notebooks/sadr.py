@@ -174,7 +174,7 @@ for m, es in edits.items():
     print(f"{m}: median {np.median([e.seconds for e in es]):.1f} s per "
           f"edit, steps {sorted({e.info['steps'] for e in es})}")
 terms = [max(e.info["attention_loss"]) for e in edits["SADR"]]
-print("SADR's largest attention term per edit:", np.round(terms, 3))
+print("SADR's largest attention term per edit:\n", np.round(terms, 3))
 
 # %% [markdown]
 # ## Does the edit leak?
@@ -277,7 +277,7 @@ for name, made_again in again.items():
         for c, e in zip(first, es):
             with editing.applied(lm, e):
                 settings[name][m] += editing.counterfact_margins(lm, [c])
-        term = (f", largest attention term "
+        term = (f", attention term up to "
                 f"{max(max(e.info['attention_loss']) for e in es):.3g}"
                 if m == "SADR" else "")
         print(f"{name}, {m}: median {np.median([e.seconds for e in es]):.1f}"
