@@ -492,7 +492,7 @@ residual_last = {p.seed: last["residual"]} | {
 mcqa.layers_figure(last, f"Tiny transformer, seed {p.seed}: patching one "
                    "layer at the last position").show()
 print("pairs patched: those whose two prompts the model answers correctly,\n"
-      "or all where fewer than 4 are: "
+      "or all where fewer than 4 are:\n  "
       + ", ".join(f"seed {s} {len(pairs[s])} of {len(candidates)}"
                   for s in seeds))
 

@@ -36,6 +36,7 @@ seed = 0
 device = "auto"
 
 # %%
+import textwrap
 import time
 from functools import partial
 
@@ -149,7 +150,8 @@ case = cases[0]
 print("rewrite: ", repr(case.request.prompt), case.fact.object, "->",
       case.request.new)
 print("relation:", case.relation)
-print("distract:", case.distract[0])
+print("distract:", textwrap.fill("{!r} -> {!r}".format(*case.distract[0]), 68,
+                                 subsequent_indent=" " * 10))
 
 # %% [markdown]
 # ## ROME and SADR
@@ -193,9 +195,9 @@ pooled = {m: {s: np.concatenate([g[s] for g in gs])
               for s in editing.COUNTERFACT} for m, gs in per_case.items()}
 acc = {m: {s: editing.counterfact_accuracy(v) for s, v in g.items()}
        for m, g in pooled.items()}
-print(f"{'':9s}" + "".join(f"{s:>16s}" for s in editing.COUNTERFACT))
+print(f"{'':8s}" + "".join(f"{s:>14s}" for s in editing.COUNTERFACT))
 for m, g in pooled.items():
-    print(f"{m:9s}" + "".join(f"{acc[m][s]:7.2f} ({g[s].mean():+6.2f})"
+    print(f"{m:8s}" + "".join(f"{acc[m][s]:5.2f} ({g[s].mean():+6.2f})"
                               for s in editing.COUNTERFACT))
 print("probes per score:", {s: len(v) for s, v in pooled["ROME"].items()})
 sadr.metrics_figure(acc, len(cases)).show()
@@ -280,9 +282,9 @@ for name, made_again in again.items():
         term = (f", attention term up to "
                 f"{max(max(e.info['attention_loss']) for e in es):.3g}"
                 if m == "SADR" else "")
-        print(f"{name}, {m}: median {np.median([e.seconds for e in es]):.1f}"
-              f" s per edit, steps {sorted({e.info['steps'] for e in es})}"
-              + term)
+        median = np.median([e.seconds for e in es])
+        print(f"{name}, {m}:\n  median {median:.1f} s per edit, "
+              f"steps {sorted({e.info['steps'] for e in es})}" + term)
 
 # %%
 authors = {name: {s: paired(s, "SADR", "ROME", of=by_method)
@@ -338,8 +340,8 @@ counts = {m: sadr.heads_above(att["unedited"], att[m]).sum((1, 2))
           for m in edited}
 for m in edited:
     print(f"{m:9s} mean attention to the subject "
-          f"{mean['unedited'].mean():.4f} -> {mean[m].mean():.4f}; heads "
-          f"above their layer's maximum per prompt: mean "
+          f"{mean['unedited'].mean():.4f} -> {mean[m].mean():.4f};\n"
+          f"{'':9s} heads above their layer's maximum per prompt: mean "
           f"{counts[m].mean():.1f} of {np.prod(att[m].shape[1:])}")
 
 # %% [markdown]
@@ -415,8 +417,9 @@ flat = {k: {m: np.concatenate(v) for m, v in d.items()}
 share = {k: {part: sadr.recovered(f["unedited"], f["ROME"], f[part])
              for part in sadr.RESTORED} for k, f in flat.items()}
 for k, by_part in share.items():
-    print(f"{k}: mean margins " + ", ".join(
-        f"{m} {v.mean():+.2f}" for m, v in flat[k].items()))
+    print(textwrap.fill(f"{k}: mean margins " + ", ".join(
+        f"{m} {v.mean():+.2f}" for m, v in flat[k].items()), 78,
+        subsequent_indent="  "))
     for part, x in by_part.items():
         print(f"  {part:13s} restored: {stats.mean(x, seed=p.seed)}")
 
