@@ -121,6 +121,42 @@ def test_cached_builds_once_then_loads(cache):
     assert not list(cache.glob("*.tmp"))
 
 
+BUILD_ONCE = """
+import sys, time
+from pathlib import Path
+from iclr25 import core
+
+def build():
+    with open(sys.argv[1], "a") as f:
+        f.write("built\\n")
+    time.sleep(1.0)  # long enough that the other process asks while this one builds
+    return {"w": [1.0, 2.0]}
+
+for name, make in (("value", core.cached), ("folder", core.cached_dir)):
+    if name == "value":
+        print(make("shared", {"k": 1}, build)["w"])
+    else:
+        print(make("files", {"k": 1}, lambda f: (build(), (f / "a.txt").write_text("a"))))
+"""
+
+
+def test_two_processes_wanting_one_artefact_build_it_once(cache, tmp_path):
+    import subprocess
+    import sys
+
+    counter = tmp_path / "builds.txt"
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", BUILD_ONCE, str(counter)], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=120)[0] for run in runs]
+    assert all(run.returncode == 0 for run in runs)
+    assert counter.read_text().count("built") == 2, "one build of each artefact in all"
+    assert outputs[0] == outputs[1]  # the waiting process read what the other built
+
+
 def test_a_nested_build_is_logged_with_its_own_cpu_time(cache, monkeypatch):
     log = cache / "cache.log"
     monkeypatch.setenv(CACHE_LOG, str(log))

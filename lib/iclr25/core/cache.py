@@ -3,6 +3,7 @@ its configuration (``$ICLR25_CACHE``, else ``~/.cache/iclr25``)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -64,6 +65,30 @@ def _timed_build(name: str, build: Callable[[], Any]) -> Any:
     return value
 
 
+@contextlib.contextmanager
+def _building(path: Path):
+    """Hold an exclusive lock on the artefact at ``path`` for as long as the block runs,
+    so that processes wanting the same artefact at once (two chapters of a parallel
+    build, or the tests beside it) build it once: the second waits, then finds it. The
+    lock file lives outside the cache (in the temporary folder, named by a hash of
+    ``path``), so the cache holds artefacts only; where ``fcntl`` is missing (Windows)
+    nothing is locked and each process builds its own copy, as before."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    folder = Path(tempfile.gettempdir()) / "iclr25-locks"
+    folder.mkdir(exist_ok=True)
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    with open(folder / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def _log_cache(event: str, name: str, cpu_s: float | None = None) -> None:
     log = os.environ.get(CACHE_LOG)
     if log:
@@ -101,12 +126,19 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
     truncated, corrupt or a hash collision -- is rebuilt, never trusted. Loads use
     ``weights_only=True``, so a value must be tensors in plain containers (dicts, lists,
     numbers, strings; a model's ``state_dict()``); anything else is refused before it
-    is written. Writes are atomic (temporary file, then rename).
+    is written. Writes are atomic (temporary file, then rename). Processes that want
+    the same artefact at once build it once (:func:`_building`).
     """
-    import torch
-
     path = cache_path(name, config)
     config = json.loads(json.dumps(config))  # as it reads back
+    with _building(path):
+        return _load_or_build(name, path, config, build)
+
+
+def _load_or_build(name: str, path: Path, config: Any, build: Callable[[], Any]) -> Any:
+    """:func:`cached`'s work, under its lock."""
+    import torch
+
     if path.is_file():
         blob = path.read_bytes()
         digest, payload = blob[:32], blob[32:]
@@ -115,7 +147,7 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
             if stored.get("config") == config:
                 _log_cache("hit", name)
                 return stored["value"]
-        warnings.warn(f"cache file {path} is corrupt or stale; rebuilding it", stacklevel=2)
+        warnings.warn(f"cache file {path} is corrupt or stale; rebuilding it", stacklevel=3)
     value = _timed_build(name, build)
     buffer = io.BytesIO()
     torch.save({"config": config, "value": value}, buffer)
@@ -146,6 +178,7 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
     folder; a ``MANIFEST.json`` recording ``config`` and the SHA-256 of every file is
     written last, and the folder is renamed into place (atomic). A directory whose
     manifest, config or any file's digest does not match is rebuilt, never trusted.
+    Processes that want the same folder at once build it once (:func:`_building`).
     """
     import shutil
 
@@ -169,22 +202,27 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
             return False
         return manifest.get("config") == config and manifest.get("files") == digests(folder)
 
-    if path.is_dir():
-        if intact(path):
-            _log_cache("hit", name)
-            return path
-        warnings.warn(f"cache directory {path} is corrupt or stale; rebuilding it", stacklevel=2)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name, suffix=".tmp"))
-    try:
-        _timed_build(name, lambda: build(tmp))
-        (tmp / "MANIFEST.json").write_text(json.dumps({"config": config, "files": digests(tmp)}))
+    with _building(path):
         if path.is_dir():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    except OSError:
-        if not intact(path):  # another process may have put an intact copy in place first
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return path
+            if intact(path):
+                _log_cache("hit", name)
+                return path
+            warnings.warn(
+                f"cache directory {path} is corrupt or stale; rebuilding it", stacklevel=2
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name, suffix=".tmp"))
+        try:
+            _timed_build(name, lambda: build(tmp))
+            (tmp / "MANIFEST.json").write_text(
+                json.dumps({"config": config, "files": digests(tmp)})
+            )
+            if path.is_dir():
+                shutil.rmtree(path)
+            os.replace(tmp, path)
+        except OSError:
+            if not intact(path):  # another process may have put an intact copy in place first
+                raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return path
