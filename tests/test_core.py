@@ -123,7 +123,6 @@ def test_cached_builds_once_then_loads(cache):
 
 BUILD_ONCE = """
 import sys, time
-from pathlib import Path
 from iclr25 import core
 
 def build():
@@ -132,11 +131,8 @@ def build():
     time.sleep(1.0)  # long enough that the other process asks while this one builds
     return {"w": [1.0, 2.0]}
 
-for name, make in (("value", core.cached), ("folder", core.cached_dir)):
-    if name == "value":
-        print(make("shared", {"k": 1}, build)["w"])
-    else:
-        print(make("files", {"k": 1}, lambda f: (build(), (f / "a.txt").write_text("a"))))
+print(core.cached("shared", {"k": 1}, build)["w"])
+print(core.cached_dir("files", {"k": 1}, lambda f: (build(), (f / "a.txt").write_text("a"))))
 """
 
 
