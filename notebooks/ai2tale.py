@@ -379,6 +379,7 @@ youden = stats.Estimate(
     tp.high - fp.low,
     len(kw),
     "Wilson, combined",
+    "items",
 )
 core.claim("ctp_tracks_truth", estimate=youden);
 

@@ -545,10 +545,10 @@ def shares(component):
     return per_pair[selecting].sum(0)
 
 
+no_estimate = stats.Estimate(np.nan, np.nan, np.nan, 0, "none", "items")
 attention_over_mlp = (stats.paired_difference(shares("attention"),
                                               shares("mlp"), seed=p.seed)
-                      if selecting else
-                      stats.Estimate(np.nan, np.nan, np.nan, 0, "none"))
+                      if selecting else no_estimate)
 
 # %% [markdown]
 # The claims on the selecting layers: attention against the MLPs there, and
@@ -682,7 +682,7 @@ mcqa.training_figure(
     "minus the others", "logit difference", "accuracy").show()
 growth = (stats.paired_difference(run.item_ld[index[late[-1]]],
                                   run.item_ld[index[late[0]]], seed=p.seed)
-          if late else stats.Estimate(np.nan, np.nan, np.nan, 0, "none"))
+          if late else no_estimate)
 trend_text = (
     ", ".join(f"{s}: {ld:.1f}" for s, ld in zip(late, late_ld))
     + f"; last minus solving {growth}; Kendall's tau {tau:.2f}, "

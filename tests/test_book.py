@@ -244,7 +244,7 @@ def test_scoreboard_page_sorts_and_filters_offline(browser, site):
     heads = "() => [...document.querySelectorAll('table.iclr25-scoreboard thead th')]"
     assert page.evaluate(f"{heads}.map(h => h.textContent)") == [
         "chapter", "claim", "statement", "paper", "control", "measured here",
-        "estimate", "95% interval", "n", "rule", "outcome",
+        "estimate", "95% interval", "runs", "items", "rule", "outcome",
     ]  # fmt: skip
     chapters = f"() => [...document.querySelectorAll('{rows}')].map(r => r.cells[0].textContent)"
     before = page.evaluate(chapters)

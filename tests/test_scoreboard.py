@@ -108,11 +108,11 @@ def test_page_lists_exactly_the_claims_it_was_given():
     for column in ("contradicted", "inconclusive", "known gaps declared after a run"):
         assert f"<th>{column}</th>" in page
     table = page[page.index("iclr25-scoreboard") :]
-    for column in ("control", "estimate", "95% interval", "n", "rule", "outcome"):
+    for column in ("control", "estimate", "95% interval", "runs", "items", "rule", "outcome"):
         assert f"<th>{column}</th>" in table
     ids = re.findall(r"<tr><td>(\w+)</td><td><code>(.+?)</code>", table)
     assert [(ch, i.replace("<wbr>", "")) for ch, i in ids] == [(c.chapter, c.id) for c in CLAIMS]
-    assert "<tr class='iclr25-diagnosis'><td colspan='11'>" in table  # beneath its row
+    assert "<tr class='iclr25-diagnosis'><td colspan='12'>" in table  # beneath its row
     assert "n too small" in table and "FAILED" in table
     assert "rests on ready, which missed" in table
     assert core.AFTER_THE_RUN in table

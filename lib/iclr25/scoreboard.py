@@ -222,7 +222,7 @@ def text(claims: Sequence[Claim], width: int = 100) -> str:
             lines.append(wrap(f"paper: {c.paper}", "    "))
         lines.append(wrap(f"control: {c.control}", "    "))
         estimate = (
-            f"; estimate {c.estimate:.3g} {c.interval}, n = {c.n}" if c.estimate is not None else ""
+            f"; estimate {c.estimate:.3g} {c.interval}, {c.size}" if c.estimate is not None else ""
         )
         lines.append(wrap(f"ours: {c.measured}{estimate}  (rule: {c.rule})", "    "))
         lines.append(wrap(f"outcome: {c.outcome}", "    "))

@@ -15,9 +15,9 @@ starts the claims record. ``from iclr25 import core`` gives all of it; the files
   (estimates with their intervals, as grouped bars), and :func:`explore`: a live
   ipywidgets control with its static plotly-slider twin;
 * ``claims.py`` -- the claims registry (:class:`ClaimSpec`, :class:`Gap`),
-  :func:`claim`, :func:`claims_table`, :func:`read_claims`; ``rules.py`` -- what
-  decides a claim (:class:`Bound`, :class:`Margin`); ``stats.py`` -- the 95%
-  intervals, from scipy;
+  :func:`claim`, :func:`claims_table`, :func:`read_claims`, :func:`under_replicated`;
+  ``rules.py`` -- what decides a claim (:class:`Bound`, :class:`Margin`); ``stats.py``
+  -- the 95% intervals, from scipy, over training runs or over the items of one model;
 * ``timing.py`` -- :func:`alternate`: methods timed in alternation, wall and CPU time.
 """
 
@@ -33,7 +33,9 @@ from iclr25.core.claims import (
     AFTER_THE_RUN,
     CLAIM_MIME,
     KINDS,
+    MIN_RUNS,
     OUTCOMES,
+    SMOLLM2,
     STATUSES,
     VARIES,
     Bound,
@@ -53,6 +55,7 @@ from iclr25.core.claims import (
     json_value,
     read_claims,
     tally,
+    under_replicated,
 )
 from iclr25.core.params import (
     Param,

@@ -6,6 +6,7 @@ figure, the rule that decides it, the control it is measured against, the setup 
 it rests on and, where a miss is expected at our scale, the declared :class:`Gap`. The
 notebook passes only the evidence::
 
+    core.claim("accuracy-gain", estimate=stats.paired_runs(smoothed, plain))
     core.claim("locality-better", estimate=stats.paired_difference(fine, rome))
     core.claim("slope-recovered", value=z, measured=f"z = {z:.2f}")
 
@@ -17,6 +18,12 @@ Two kinds of rule decide a claim (:mod:`iclr25.core.rules`):
   ``inconclusive`` when it straddles it;
 * :class:`Bound` -- a point check (an exact count, an oracle, one number): ``holds`` or
   ``contradicted``.
+
+A Margin claim's evidence says what its ``n`` counts (:attr:`Estimate.unit`):
+independent training runs, or items of one fixed model. A claim on trained models rests
+on at least :data:`MIN_RUNS` runs; one that keeps items as its unit names the model it
+is about in its registry entry (:attr:`ClaimSpec.one_model`). :func:`under_replicated`
+lists the claims that do neither.
 
 A paper claim whose setup claim missed is ``inconclusive``, whatever its number: it
 cannot hold on an experiment that did not reach the paper's regime. A miss with a
@@ -38,9 +45,14 @@ from typing import Any
 import numpy as np
 
 from iclr25.core.rules import Bound, Margin, Rule, check_bound, describe_rule
-from iclr25.core.stats import Estimate
+from iclr25.core.stats import UNITS, Estimate
 
 CLAIM_MIME = "application/vnd.iclr25.claim+json"
+MIN_RUNS = 5
+"""The fewest independent training runs a claim on trained models is decided over."""
+SMOLLM2 = "SmolLM2-135M-Instruct"
+"""The fixed pretrained model of the language-model chapters: the ``one_model`` of their
+claims on its edits and prompts."""
 KINDS = ("paper", "setup")
 OUTCOMES = ("holds", "contradicted", "inconclusive")
 STATUSES = ("holds", "inconclusive", "known gap", "FAILED", "holds, gap declared")
@@ -128,7 +140,10 @@ class ClaimSpec:
     measured against, which would not pass if the method did nothing. ``kind``:
     ``paper`` (``paper`` then gives the paper's figure) or ``setup`` (the experiment
     reached the regime the paper describes). ``rests_on``: the setup claims it needs.
-    ``gap``: the declared gap, if a miss is expected.
+    ``gap``: the declared gap, if a miss is expected. ``one_model``: for a claim that
+    keeps items as its unit, the one model it is about (``"SmolLM2-135M-Instruct"``, a
+    fixed pretrained model; ``"the seed-0 tiny model"``, whose mechanism the claim
+    describes); empty for a claim on trained models, which is decided over runs.
     """
 
     statement: str
@@ -138,6 +153,7 @@ class ClaimSpec:
     paper: str = ""
     rests_on: tuple[str, ...] = ()
     gap: Gap | None = None
+    one_model: str = ""
 
 
 def check_registry(slug: str, registry: Mapping[str, ClaimSpec]) -> None:
@@ -154,6 +170,8 @@ def check_registry(slug: str, registry: Mapping[str, ClaimSpec]) -> None:
             raise ValueError(f"{where}[{cid!r}] is a paper claim without the paper's figure")
         if not spec.statement or not spec.control:
             raise ValueError(f"{where}[{cid!r}] needs a statement and a control")
+        if not isinstance(spec.one_model, str):
+            raise TypeError(f"{where}[{cid!r}].one_model names a model in words, or is empty")
         rule = spec.rule
         named = rule.values() if isinstance(rule, Mapping) else [rule]
         if (
@@ -219,6 +237,9 @@ class Claim:
     low: float | None = None
     high: float | None = None
     n: int | None = None
+    unit: str | None = None
+    items: int | None = None
+    one_model: str = ""
     diagnosis: str | None = None
     declared_after: bool = False
     varies: bool = False
@@ -246,6 +267,14 @@ class Claim:
     @property
     def holds(self) -> bool:
         return self.status == "holds"
+
+    @property
+    def size(self) -> str:
+        """What the estimate rests on: ``5 runs × 1000 items``, ``30 items``, or
+        ``n = 30`` in a record without a unit."""
+        if self.unit == "runs" and self.items:
+            return f"{self.n} runs × {self.items} items"
+        return f"{self.n} {self.unit}" if self.unit else f"n = {self.n}"
 
     @property
     def interval(self) -> str:
@@ -286,10 +315,12 @@ def _diagnosis_row(c: Claim, columns: int) -> str:
 
 
 def _estimate(c: Claim) -> str:
-    """``0.12 [0.03, 0.21], n = 30``, or empty for a point claim."""
+    """``0.12 [0.03, 0.21], 5 runs``, or empty for a point claim; a claim on one model
+    says which."""
     if c.estimate is None:
         return ""
-    return f"{c.estimate:.3g} {c.interval}, n = {c.n}"
+    model = f" of {html.escape(c.one_model)}" if c.one_model and c.unit == "items" else ""
+    return f"{c.estimate:.3g} {c.interval}, {c.size}{model}"
 
 
 def _table(columns: Mapping[str, int], rows: Sequence[str]) -> str:
@@ -310,7 +341,8 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
     A chapter's table fits its page's column: the id and kind; the statement with its
     control beneath; the paper's figure; ours with the estimate, its 95% interval and n
     beneath; the rule. The Scoreboard's (``chapter_column``) gives the chapter, and
-    the control, estimate, interval and n each a column of their own, to sort by.
+    the control, estimate, interval, runs and items each a column of their own, to sort
+    by (runs blank for a claim on one model, items blank where they were not counted).
     """
     if chapter_column:
         columns = {
@@ -322,7 +354,8 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
             "measured here": 15,
             "estimate": 6,
             "95% interval": 8,
-            "n": 4,
+            "runs": 3,
+            "items": 4,
             "rule": 10,
             "outcome": 9,
         }
@@ -345,7 +378,7 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
                 f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
                 f"<td>{html.escape(c.control)}</td><td>{html.escape(c.measured)}</td>"
                 f"<td>{'' if c.estimate is None else f'{c.estimate:.3g}'}</td>"
-                f"<td>{c.interval}</td><td>{'' if c.n is None else c.n}</td>"
+                f"<td>{c.interval}</td><td>{_runs(c)}</td><td>{_items(c)}</td>"
                 f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
                 + _diagnosis_row(c, len(columns))
             )
@@ -361,6 +394,16 @@ def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
                 + _diagnosis_row(c, len(columns))
             )
     return _table(columns, rows)
+
+
+def _runs(c: Claim) -> str:
+    return str(c.n) if c.unit == "runs" else ""
+
+
+def _items(c: Claim) -> str:
+    if c.unit == "runs":
+        return "" if c.items is None else str(c.items)
+    return "" if c.n is None else str(c.n)
 
 
 def format_value(value: Any) -> str:
@@ -389,7 +432,7 @@ def json_value(value: Any) -> Any:
 
 _RUN: dict[str, Any] = {"slug": None, "claims": [], "registry": {}, "params": {}}
 
-EVIDENCE = ("value", "estimate", "interval", "n", "measured", "quote")
+EVIDENCE = ("value", "estimate", "interval", "n", "unit", "measured", "quote")
 
 
 def start(
@@ -416,6 +459,7 @@ def claim(
     estimate: Estimate | float | None = None,
     interval: tuple[float, float] | None = None,
     n: int | None = None,
+    unit: str | None = None,
     measured: str | None = None,
     quote: Mapping[str, Any] | None = None,
     **refused: Any,
@@ -424,8 +468,9 @@ def claim(
     rest and decides it.
 
     A :class:`Bound` rule takes ``value`` (a number, numbers, or a mapping named as the
-    rule). A :class:`Margin` rule takes ``estimate``: a :class:`~iclr25.core.stats.Estimate`,
-    or a number with its 95% ``interval`` and ``n``. ``measured`` says it in words
+    rule). A :class:`Margin` rule takes ``estimate``: a :class:`~iclr25.core.stats.Estimate`
+    that says its unit, or a number with its 95% ``interval``, ``n`` and ``unit``
+    (``"runs"`` or ``"items"``). ``measured`` says it in words
     (default: the value or the estimate). ``quote`` gives the run's numbers that the
     declared gap's diagnosis names (:class:`Gap`), exactly those.
     """
@@ -449,7 +494,7 @@ def claim(
     if any(c.id == id for c in _RUN["claims"]):
         raise ValueError(f"claim {id!r} was already recorded in this run")
     spec: ClaimSpec = registry[id]
-    record = dict(estimate=None, low=None, high=None, n=None)
+    record = dict(estimate=None, low=None, high=None, n=None, unit=None, items=None)
     if isinstance(spec.rule, Margin):
         if value is not None or estimate is None:
             raise TypeError(
@@ -457,12 +502,27 @@ def claim(
                 "or a number with interval= and n=), not value="
             )
         if not isinstance(estimate, Estimate):
-            if interval is None or n is None:
-                raise TypeError(f"claim {id!r}: a numeric estimate needs interval= and n=")
-            estimate = Estimate(float(estimate), *map(float, interval), int(n), "given")
-        elif interval is not None or n is not None:
-            raise TypeError(f"claim {id!r}: a stats.Estimate carries its interval and n")
-        record = dict(estimate=estimate.value, low=estimate.low, high=estimate.high, n=estimate.n)
+            if interval is None or n is None or unit is None:
+                raise TypeError(
+                    f"claim {id!r}: a numeric estimate needs interval=, n= and unit= "
+                    f"({' or '.join(map(repr, UNITS))})"
+                )
+            estimate = Estimate(float(estimate), *map(float, interval), int(n), "given", unit)
+        elif interval is not None or n is not None or unit is not None:
+            raise TypeError(f"claim {id!r}: a stats.Estimate carries its interval, n and unit")
+        if not estimate.unit:
+            raise TypeError(
+                f"claim {id!r}: its estimate does not say what its n counts; accepted units: "
+                "'runs' (independent training runs) or 'items' (of one fixed model)"
+            )
+        record = dict(
+            estimate=estimate.value,
+            low=estimate.low,
+            high=estimate.high,
+            n=estimate.n,
+            unit=estimate.unit,
+            items=estimate.items,
+        )
         record = {
             k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in record.items()
         }
@@ -471,7 +531,7 @@ def claim(
         if measured is None:
             measured = str(estimate)
     else:
-        if estimate is not None or interval is not None or n is not None:
+        if any(e is not None for e in (estimate, interval, n, unit)):
             raise TypeError(
                 f"claim {id!r} is a point check (a Bound): pass value=, not an estimate"
             )
@@ -503,6 +563,7 @@ def claim(
         diagnosis=gap.text(quoted) if gap else None,
         declared_after=bool(gap and gap.after_run),
         varies=bool(gap and gap.varies),
+        one_model=spec.one_model,
         rests_on=list(spec.rests_on),
         blocked_by=[s for s in spec.rests_on if recorded[s].outcome != "holds"],
     )
@@ -622,3 +683,16 @@ def book_problems(claims: Sequence[Claim], registry: Mapping[str, ClaimSpec]) ->
         if cid not in ran
     ]
     return problems
+
+
+def under_replicated(claims: Iterable[Claim]) -> list[str]:
+    """The claims decided by an interval that rest on fewer than :data:`MIN_RUNS`
+    training runs and name no one model they are about (``chapter/id: what they rest
+    on``): each is a claim on trained models whose interval measures one draw."""
+    return [
+        f"{c.chapter}/{c.id}: {c.size}"
+        for c in claims
+        if c.estimate is not None
+        and not c.one_model
+        and not (c.unit == "runs" and c.n is not None and c.n >= MIN_RUNS)
+    ]

@@ -359,4 +359,5 @@ def mu_difference(a: Faithfulness, b: Faithfulness, n: int) -> core.stats.Estima
     d = a.draws - np.random.default_rng(0).permutation(b.draws)
     low, high = np.quantile(d, [0.025, 0.975])
     return core.stats.Estimate(float(d.mean()), float(low), float(high), n,
-                               "posterior draws (NUTS), 95% central")  # fmt: skip
+                               "posterior draws (NUTS), 95% central",
+                               "items")  # fmt: skip

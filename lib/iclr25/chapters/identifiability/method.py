@@ -566,7 +566,7 @@ def log_slope(widths: Sequence[int], counts: Sequence[np.ndarray], seed: int = 0
         )
     n = sum(map(len, counts))
     if any(len(c) < 2 for c in counts):  # too few networks at a width: no interval
-        return Estimate(float("nan"), float("nan"), float("nan"), n, "too few networks")
+        return Estimate(float("nan"), float("nan"), float("nan"), n, "too few networks", "runs")
 
     x = w - w.mean()
 
@@ -593,15 +593,15 @@ def log_slope(widths: Sequence[int], counts: Sequence[np.ndarray], seed: int = 0
             ).confidence_interval
             if not (np.isnan(ci.low) or np.isnan(ci.high)):
                 break
-    return Estimate(value, float(ci.low), float(ci.high), n, f"bootstrap ({method})")
+    return Estimate(value, float(ci.low), float(ci.high), n, f"bootstrap ({method})", "runs")
 
 
 def share_of(flags: Sequence[bool]) -> Estimate:
     """The share of networks for which ``flags`` is true, with its Wilson interval
     (:func:`iclr25.core.stats.share`); no networks give NaN, which no margin decides."""
     if not len(flags):
-        return Estimate(float("nan"), float("nan"), float("nan"), 0, "no networks")
-    return stats.share(int(np.sum(flags)), len(flags))
+        return Estimate(float("nan"), float("nan"), float("nan"), 0, "no networks", "runs")
+    return stats.share(int(np.sum(flags)), len(flags), unit="runs")
 
 
 def least_supported(estimates: dict[str, Estimate]) -> tuple[str, Estimate]:

@@ -417,4 +417,6 @@ def swap_effects(
             batch=500,
             rng=np.random.default_rng(seed),
         ).confidence_interval
-    return stats.Estimate(value, float(ci.low), float(ci.high), len(grids), "bootstrap (BCa)")
+    return stats.Estimate(
+        value, float(ci.low), float(ci.high), len(grids), "bootstrap (BCa)", "items"
+    )

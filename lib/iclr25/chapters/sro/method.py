@@ -537,4 +537,6 @@ def band_distance(estimate: Estimate, centre: float) -> Estimate:
         float(ends.max()),
         estimate.n,
         f"distance from {centre:g}, {estimate.method}",
+        estimate.unit,
+        estimate.items,
     )
