@@ -109,7 +109,7 @@ from iclr25.chapters.debias.method import (
     train_planted,
     vocabulary,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
+from iclr25.core import SMOLLM2, Bound, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # Parameters and claims
@@ -244,6 +244,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "a margin that close to it.",
             after_run=True,
         ),
+        one_model=SMOLLM2,
     ),
     "smollm2-facts-first": ClaimSpec(
         "On SmolLM2, Strategy I (two steps, facts first) cuts the Type I gap",
@@ -251,6 +252,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0.0, why="a prompt that does nothing cuts the gap by 0"),
         control="the default prompt's per-sentence gap, same sentences",
         rests_on=("smollm2-bias",),
+        one_model=SMOLLM2,
     ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the

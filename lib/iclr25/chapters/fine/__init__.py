@@ -64,7 +64,7 @@ from iclr25.chapters.fine.method import (
     timed_edits,
     unedited_efficacy,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
+from iclr25.core import SMOLLM2, Bound, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -149,6 +149,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "would decide the regime",
             after_run=True,
         ),
+        one_model=SMOLLM2,
     ),
     # The 95% paired bootstrap interval over the edits of FiNE's paraphrase accuracy
     # minus ROME's above -0.1 (non-inferiority).
@@ -162,6 +163,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="ROME's generalisation on the same edits, paired by edit",
         rests_on=("edits-made",),
+        one_model=SMOLLM2,
     ),
     # Each locality score on its own: the 95% paired bootstrap interval over the edits
     # of FiNE's score minus ROME's.
@@ -182,6 +184,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "update is keyed on the subject's representation. The paper's models are "
             "50 times larger, with proportionally fewer neurons per edit"
         ),
+        one_model=SMOLLM2,
     ),
     "relation-better": ClaimSpec(
         "FiNE keeps the subject's other relations better than ROME (95% interval above 0)",
@@ -194,6 +197,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="ROME's edits of the same facts, paired by edit",
         rests_on=("edits-made",),
+        one_model=SMOLLM2,
     ),
     "distract-better": ClaimSpec(
         "FiNE keeps neighbours' answers after the edited sentence better than ROME "
@@ -210,6 +214,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "by a neighbour's prompt of the same relation, so the late-layer neurons "
             "that can write the new answer for other subjects meet it here too"
         ),
+        one_model=SMOLLM2,
     ),
     # The authors' random-neuron ablation: the 95% paired bootstrap interval over the
     # edits of FiNE's efficacy minus that of the same update on as many random neurons
@@ -226,6 +231,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="FiNE's update on random neurons of the same layers, paired by edit",
         rests_on=("edits-made",),
+        one_model=SMOLLM2,
     ),
     # FiNE's median wall and CPU time per edit over ROME's, the two timed in alternation.
     "faster": ClaimSpec(

@@ -101,7 +101,7 @@ from iclr25.chapters.kbg.store import (
     open_store,
     run_benchmark,
 )
-from iclr25.core import ClaimSpec, Gap, Margin, Param, ParameterError
+from iclr25.core import SMOLLM2, ClaimSpec, Gap, Margin, Param, ParameterError
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -256,6 +256,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "parameters or more would be needed to show the following.",
             after_run=True,
         ),
+        one_model=SMOLLM2,
     ),
 }
 """Claim id -> what it says, its rule, its control and any declared gap."""

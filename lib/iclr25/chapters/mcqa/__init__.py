@@ -127,7 +127,7 @@ from iclr25.chapters.mcqa.task import (
     memory_colors,
     prompt,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
+from iclr25.core import SMOLLM2, Bound, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -189,6 +189,10 @@ READABLE = 0.9
 LAST_LAYERS = 2
 """SmolLM2's output, for the no-separation claim: its last two layers, fixed in advance."""
 
+TINY_OF_THE_SEED = "the tiny transformer of the chapter's seed"
+"""The one trained model whose mechanism the tiny claims describe, as the paper's
+describe Olmo-7B's: their items are its prompts and pairs."""
+
 _LEARNED_PAPER = "the paper analyses models that perform well on formatted MCQA"
 _LEARNED_RULE = Margin(above=0.9, why="the paper's models answer nearly every Colors item")
 """What both setup claims on the tiny models ask, of one model or of the worst seed's."""
@@ -214,6 +218,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         "it has not learned the format",
         rule=Margin(above=0.8, why="near the ceiling a copying task allows; chance is 0.5"),
         control="chance (0.5, two options)",
+        one_model=SMOLLM2,
     ),
     # Its A/B/C/D accuracy in the official template and protocol (two options, shots ABB).
     "smollm2-format": ClaimSpec(
@@ -227,6 +232,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="chance (0.5, two options), and the same items scored as cloze",
         rests_on=("smollm2-answerable",),
+        one_model=SMOLLM2,
     ),
     # Per item, its separation of the correct symbol (nats), averaged over its last two layers.
     "smollm2-no-separation": ClaimSpec(
@@ -236,12 +242,13 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(below=0.5, why="0.5 nats, odds of 1.6 to 1 for the correct symbol"),
         control="no separation (0 nats): the symbols' probabilities equal",
         rests_on=("smollm2-answerable",),
+        one_model=SMOLLM2,
     ),
     # The tiny model at seed `seed`, which the single-model claims study, learned the task:
     # its A/B/C/D accuracy on the evaluation prompts.
     "tiny-learned": ClaimSpec(
-        "The tiny transformer studied below has learned formatted MCQA: the claims on it "
-        "study a model that succeeds",
+        "The tiny transformer of the chapter's seed, studied below, has learned formatted "
+        "MCQA: the claims on it study a model that succeeds",
         kind="setup",
         paper=_LEARNED_PAPER,
         rule=_LEARNED_RULE,
@@ -254,6 +261,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             after_run=True,
             varies=True,
         ),
+        one_model=TINY_OF_THE_SEED,
     ),
     # Every tiny model (each seed) learned the task: the worst seed's A/B/C/D accuracy. The
     # claims over seeds rest on it.
@@ -319,11 +327,13 @@ CLAIMS: dict[str, ClaimSpec] = {
     ),
     # Seed 0: in the transition layers, attention's effect minus the MLPs', per pair.
     "tiny-attention-not-mlp": ClaimSpec(
-        "In the selecting layers, the choice is written by attention, not the MLPs",
+        "In the tiny transformer of the chapter's seed, the choice in the selecting layers "
+        "is written by attention, not the MLPs",
         paper="patching those layers' attention moves the prediction; their MLPs matter less",
         rule=Margin(above=0.1, why="a tenth of the source prompt's own effect"),
         control="the same layers' MLPs, patched on the same pairs",
         rests_on=("tiny-learned",),
+        one_model=TINY_OF_THE_SEED,
     ),
     # Seed 0: the transition's layers are neither the first nor the last.
     "tiny-middle-layers": ClaimSpec(
@@ -361,12 +371,14 @@ CLAIMS: dict[str, ClaimSpec] = {
     # Seed 0: per validation prompt, the logit difference at the last checkpoint minus
     # at the solving one (nats), paired.
     "tiny-logit-difference-grows": ClaimSpec(
-        "The logit difference between answer symbols keeps growing over training",
+        "In the tiny transformer of the chapter's seed, the logit difference between answer "
+        "symbols keeps growing over training",
         paper="logit differences between answer choice tokens continue to grow "
         "over training (Olmo-7B checkpoints)",
         rule=Margin(above=0.0, why="the paper reports the direction of the growth, not a size"),
         control="the same prompts at the solving checkpoint",
         rests_on=("tiny-learned",),
+        one_model=TINY_OF_THE_SEED,
     ),
 }
 """Claim id -> what the claim says, what decides it and what it is measured against,

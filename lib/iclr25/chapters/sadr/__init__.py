@@ -66,7 +66,7 @@ from iclr25.chapters.sadr.method import (
     weight_sites,
 )
 from iclr25.chapters.sadr.paper import PAPER_GPTJ, _table3
-from iclr25.core import ClaimSpec, Gap, Margin, Param
+from iclr25.core import SMOLLM2, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -150,6 +150,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="the unedited model, which prefers the true object on every rewrite "
         "prompt (the facts are ones it knows)",
+        one_model=SMOLLM2,
     ),
     # SADR minus ROME at equal steps: each edit's mean margin (nats) over its probes,
     # paired over edits.
@@ -175,6 +176,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "135M model.",
             after_run=True,
         ),
+        one_model=SMOLLM2,
     ),
     "sadr-dns": ClaimSpec(
         "SADR raises distract neighbourhood specificity over ROME at equal steps (mean "
@@ -187,6 +189,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control=_EQUAL_STEPS,
         rests_on=("rome-edits",),
+        one_model=SMOLLM2,
     ),
     # ROME minus SADR accuracy per edit, paired over edits: what SADR gives up.
     "sadr-keeps-es": ClaimSpec(
@@ -195,6 +198,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(below=0.05, why="the paper's SADR loses 0.1 points of ES"),
         control=_EQUAL_STEPS,
         rests_on=("rome-edits",),
+        one_model=SMOLLM2,
     ),
     "sadr-keeps-ps": ClaimSpec(
         "SADR keeps the paraphrases: paraphrase accuracy drops by less than 0.10",
@@ -202,6 +206,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(below=0.10, why="the paper's SADR loses 3.2 points of PS"),
         control=_EQUAL_STEPS,
         rests_on=("rome-edits",),
+        one_model=SMOLLM2,
     ),
     "sadr-keeps-ns": ClaimSpec(
         "SADR keeps the neighbourhood: neighbourhood accuracy drops by less than 0.05",
@@ -209,6 +214,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(below=0.05, why="the paper's SADR gains 0.6 points of NS"),
         control=_EQUAL_STEPS,
         rests_on=("rome-edits",),
+        one_model=SMOLLM2,
     ),
     # Heads above the edit over their layer's unedited maximum (the hinge), per distract
     # prompt: ROME's edit minus a random v* at the same distance, paired over prompts.
@@ -236,6 +242,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "look.",
             after_run=True,
         ),
+        one_model=SMOLLM2,
     ),
     # Over the distract probes ROME lowered by more than 0.5 nats, each probe's share of
     # its drop that the unedited attention above the edit wins back; mean over probes.
@@ -252,6 +259,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="ROME's edited model as it is (share 0), against the unedited model (1)",
         rests_on=("rome-edits",),
         gap=Gap(_RESTORE_GAP, after_run=True),
+        one_model=SMOLLM2,
     ),
     "restore-recovers-neutral": ClaimSpec(
         "The same with the official demo's distract prompts, a neutral mention of the "
@@ -270,6 +278,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "subject's value, which a neutral mention carries as much as the edited "
             "sentence. " + _RESTORE_GAP.split(": ")[0] + "."
         ),
+        one_model=SMOLLM2,
     ),
 }
 """Claim id -> what the claim says, what decides it and what it is measured against,
