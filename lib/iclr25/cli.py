@@ -1,17 +1,22 @@
-"""``python -m iclr25``: list the chapters, run one with parameters, or sweep a grid.
+"""``python -m iclr25``: list the chapters, run one, sweep a grid, or replicate over seeds.
 
     python -m iclr25 list
     python -m iclr25 run sro -p n=50000 -p seed=3 --out runs/sro [--smoke]
     python -m iclr25 claims runs/sro
     python -m iclr25 sweep sro -g seed=0,1,2 -g m=400,600 [--workers 2 | --scheduler ADDRESS]
+    python -m iclr25 replicate sro --seeds 1000,1001,1002 [--workers 2 | --scheduler ADDRESS]
 
 Bad input (an unknown chapter or parameter, a value of the wrong type or out of
-range, in any point of a sweep's grid, or an ``--out`` folder that cannot be created or
-written) exits with status 2 and one line that names the problem and what is
-accepted, before anything runs. A run exits 1 if a cell fails, or (except with
---smoke, whose scale decides nothing) if a claim fails without a declared known gap; a
-sweep exits 1 if any point fails, and 130 when interrupted (the same command resumes).
-``claims`` prints the claims that runs wrote to a folder, with the scoreboard's summary.
+range, in any point of a sweep's grid, a bad ``--seeds`` list, or an ``--out`` folder
+that cannot be created or written) exits with status 2 and one line that names the
+problem and what is accepted, before anything runs. A run exits 1 if a cell fails, or
+(except with --smoke, whose scale decides nothing) if a claim fails without a declared
+known gap; a sweep or a replication exits 1 if any point fails, and 130 when
+interrupted (the same command resumes). ``claims`` prints the claims that runs wrote to
+a folder, with the scoreboard's summary. ``replicate`` is a sweep over the seed alone
+(:mod:`iclr25.replicate`): it prints each claim's outcome at each seed, flags a claim
+that holds at one seed and is contradicted at another (``FLIPS``; a flip is a result,
+so it exits 0), and writes the table to ``replicate.md`` in its folder.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from iclr25 import toc
 from iclr25.core import ParameterError
 
 if TYPE_CHECKING:
-    from iclr25.sweep import Point
+    from iclr25.sweep import Point, Sweep
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +72,33 @@ def _parser() -> argparse.ArgumentParser:
         help="a swept parameter and its values (repeatable: every combination runs; "
         "';' separates values that hold commas)",
     )
-    sweep.add_argument(
+    _dask_options(sweep, "points, sweep.parquet and sweep.html", "sweep")
+    replicate = sub.add_parser(
+        "replicate",
+        help="run one chapter at several seeds, on Dask, and flag a claim whose outcome "
+        "flips between them",
+    )
+    replicate.add_argument("slug", help="the chapter, e.g. sro")
+    replicate.add_argument(
+        "--seeds",
+        required=True,
+        metavar="S1,S2,...",
+        help="the seeds, comma-separated distinct integers 0..2**32-1 (the chapter passes "
+        "use 1000 and up)",
+    )
+    _dask_options(replicate, "points, replicate.md, sweep.parquet and sweep.html", "replicate")
+    claims = sub.add_parser("claims", help="print the claims recorded in a folder of runs")
+    claims.add_argument(
+        "folder",
+        help="a folder that `run` wrote (--out), or the book's _build/jupyter_execute/notebooks",
+    )
+    return parser
+
+
+def _dask_options(parser: argparse.ArgumentParser, holds: str, name: str) -> None:
+    """The options that ``sweep`` and ``replicate`` share: fixed parameters, the cluster,
+    the folder and smoke scale."""
+    parser.add_argument(
         "-p",
         "--param",
         action="append",
@@ -75,34 +106,28 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="fix a parameter at every point (repeatable)",
     )
-    sweep.add_argument(
+    parser.add_argument(
         "--workers",
         type=_positive,
         default=None,
         help="local worker processes, one thread each (default 2); torch and BLAS "
         "threads are the cores divided among them",
     )
-    sweep.add_argument(
+    parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786) "
         "instead of a local one",
     )
-    sweep.add_argument(
+    parser.add_argument(
         "--out",
         default=None,
-        help="folder for the points, sweep.parquet and sweep.html (default: "
-        "runs/<slug>-sweep); a sweep into it again skips the finished points",
+        help=f"folder for the {holds} (default: runs/<slug>-{name}); the same command "
+        "into it again skips the finished points",
     )
-    sweep.add_argument(
+    parser.add_argument(
         "--smoke", action="store_true", help="run every point with the chapter's smoke overrides"
     )
-    claims = sub.add_parser("claims", help="print the claims recorded in a folder of runs")
-    claims.add_argument(
-        "folder",
-        help="a folder that `run` wrote (--out), or the book's _build/jupyter_execute/notebooks",
-    )
-    return parser
 
 
 def _positive(text: str) -> int:
@@ -167,14 +192,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         toc.get(args.slug)
         overrides = _overrides(args.slug, args.param)
-        if args.command == "sweep":
+        if args.command in ("sweep", "replicate"):
             points = _points(args, overrides)
-        out = _out_folder(args.out or f"runs/{args.slug}" + "-sweep" * (args.command == "sweep"))
+        suffix = {"run": "", "sweep": "-sweep", "replicate": "-replicate"}[args.command]
+        out = _out_folder(args.out or f"runs/{args.slug}{suffix}")
     except (ValueError, ParameterError) as err:  # ParameterError is a ValueError
         print(f"iclr25: error: {err}", file=sys.stderr)
         return 2
     if args.command == "sweep":
         return _sweep(args, points, out)
+    if args.command == "replicate":
+        return _replicate(args, points, out)
     from papermill.exceptions import PapermillExecutionError
 
     from iclr25.run import execute
@@ -188,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     for c in claims:
-        estimate = f"; {c.estimate:.3g} {c.interval}, n = {c.n}" if c.estimate is not None else ""
+        estimate = f"; {c.estimate:.3g} {c.interval}, {c.size}" if c.estimate is not None else ""
         print(f"  [{c.status}] {c.id}: {c.measured}{estimate} (rule: {c.rule})")
     print(f"wrote {notebook} and {notebook.with_suffix('.claims.json')}")
     if args.smoke:
@@ -198,22 +226,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _points(args: argparse.Namespace, fixed: dict[str, object]) -> list[Point]:
-    """The sweep's grid points, every one checked."""
-    from iclr25 import sweep
+    """The sweep's grid points, or the replication's seeds, every one checked."""
+    from iclr25 import replicate, sweep
 
     if args.scheduler and args.workers:
         raise ParameterError(
             "--workers starts a local cluster; with --scheduler the cluster's own workers run"
         )
+    if args.command == "replicate":
+        seeds = replicate.parse_seeds(args.seeds)
+        return replicate.seed_points(args.slug, seeds, fixed, smoke=args.smoke)
     grid = sweep.parse_grid(args.slug, args.grid)
     return sweep.grid_points(args.slug, grid, fixed, smoke=args.smoke)
 
 
-def _sweep(args: argparse.Namespace, points: list[Point], out: Path) -> int:
+def _run_sweep(args: argparse.Namespace, points: list[Point], out: Path) -> Sweep | int:
+    """Run the points on Dask: the sweep, or the exit status if none could be had."""
     from iclr25 import sweep
 
     try:
-        done = sweep.sweep(points, out, workers=args.workers or 2, scheduler=args.scheduler)
+        return sweep.sweep(points, out, workers=args.workers or 2, scheduler=args.scheduler)
     except ParameterError as err:  # no scheduler at --scheduler
         print(f"iclr25: error: {err}", file=sys.stderr)
         return 2
@@ -224,6 +256,14 @@ def _sweep(args: argparse.Namespace, points: list[Point], out: Path) -> int:
             file=sys.stderr,
         )
         return 130
+
+
+def _sweep(args: argparse.Namespace, points: list[Point], out: Path) -> int:
+    from iclr25 import sweep
+
+    done = _run_sweep(args, points, out)
+    if isinstance(done, int):
+        return done
     ran = sweep.counted(len(points) - done.skipped, "point")
     print(f"{ran} ran in {done.wall_s:.0f} s; {done.skipped} had finished before")
     print("claims: the share of points where each holds")
@@ -237,4 +277,18 @@ def _sweep(args: argparse.Namespace, points: list[Point], out: Path) -> int:
     print(f"wrote {out / 'sweep.parquet'} and {out / 'sweep.html'}")
     if args.smoke:
         print("smoke sweep: its claims are computed at a scale that decides nothing")
+    return 1 if done.failed else 0
+
+
+def _replicate(args: argparse.Namespace, points: list[Point], out: Path) -> int:
+    """Run the chapter at each seed; print the table of outcomes and write replicate.md.
+    A flip is a result (status 0); a seed that failed to run is not (status 1)."""
+    from iclr25 import replicate
+
+    done = _run_sweep(args, points, out)
+    if isinstance(done, int):
+        return done
+    table = replicate.from_sweep(done, smoke=args.smoke)
+    print(replicate.text(table))
+    print(f"wrote {replicate.write_markdown(out, table)} and {out / 'sweep.parquet'}")
     return 1 if done.failed else 0

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # imported where they are used: checking a grid stays quick
 
 STATUS_COLOURS = {
     "holds": "#1a7f37",
+    "inconclusive": "#6e7781",
     "known gap": "#9a6700",
     "FAILED": "#cf222e",
     "holds, gap declared": "#cf222e",
@@ -232,7 +233,8 @@ def save(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str, Any]:
 
 COLUMNS = (
     "point", "claim", "kind", "status", "outcome", "holds", "measured", "value",
-    "estimate", "low", "high", "n", "rule", "error", "wall_s", "worker", "threads", "started",
+    "estimate", "low", "high", "n", "unit", "items", "rule", "error", "wall_s", "worker",
+    "threads", "started",
 )  # fmt: skip
 """The table's columns besides the parameters, which follow ``point``."""
 
@@ -240,8 +242,9 @@ COLUMNS = (
 def table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per point and claim (:data:`COLUMNS`): the point's key and parameters,
     the claim's id, kind, status, outcome, measured text, ``value`` (the measurement, where
-    it is a single number), its estimate with the 95% interval ``low``-``high`` and ``n``
-    (claims decided by a margin), its rule, and the point's error, worker, kernel threads,
+    it is a single number), its estimate with the 95% interval ``low``-``high``, ``n`` and
+    what n counts, ``unit`` (runs, with their ``items``, or items; claims decided by a
+    margin), its rule, and the point's error, worker, kernel threads,
     start and wall time. A failed point has one row, with no claim and the status ``"error"``."""
     import pandas as pd
 
@@ -262,6 +265,8 @@ def table(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                 "low": c.low,
                 "high": c.high,
                 "n": c.n,
+                "unit": c.unit,
+                "items": c.items,
                 "rule": c.rule,
             }
             for c in claims
