@@ -11,6 +11,7 @@ starts the claims record. ``from iclr25 import core`` gives all of it; the files
 * ``cache.py`` -- :func:`cached`, :func:`cached_dir`: trained artefacts (a value, or a
   folder of files) keyed by a hash of their configuration;
 * ``training.py`` -- :func:`train`, :func:`train_epoch`: a small loop with tqdm;
+  :func:`train_seeds`: K seeds of one small model trained as one batched model;
 * ``plots.py`` -- the offline plotly renderer, :func:`plot`, :func:`estimates_figure`
   (estimates with their intervals, as grouped bars), and :func:`explore`: a live
   ipywidgets control with its static plotly-slider twin;
@@ -77,4 +78,4 @@ from iclr25.core.plots import (
     use_offline_plotly,
 )
 from iclr25.core.timing import Timing, alternate
-from iclr25.core.training import train, train_epoch
+from iclr25.core.training import train, train_epoch, train_seeds
