@@ -263,8 +263,9 @@ core.claim(
 # :pyobject: loglog_slopes
 # ```
 #
-# Each claim is decided by the mean slope over the `draws` draws and its 95%
-# interval: the rate holds when the whole interval lies within $-1/2 \pm 1/4$, that
+# Each claim is decided by the mean slope over the `draws` draws, each an
+# independent run with fresh noise and fresh sketches, and its 95% t interval over
+# them: the rate holds when the whole interval lies within $-1/2 \pm 1/4$, that
 # is when its distance from $-1/2$ is below $1/4$.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
@@ -346,10 +347,10 @@ fig.show()
 # The three claims, each with the control's slope beside it:
 
 # %%
-control = stats.mean(slopes[FIXED])
+control = stats.over_runs(slopes[FIXED])  # a run: fresh noise and sketches
 for name, claim_id in ((SCAD, "rate-sro-scad"), (MCP, "rate-sro-mcp"),
                        (ITERATIVE, "rate-iterative-sro")):
-    slope = stats.mean(slopes[name])
+    slope = stats.over_runs(slopes[name])
     core.claim(
         claim_id,
         estimate=sro.band_distance(slope, -0.5),
