@@ -297,7 +297,7 @@ fresh_table.round(1)
 # %%
 erm_id = scores[(scores.method == "ERM") & (scores.split == "ID test")]
 id_erm = erm_id.groupby("seed").correct.mean().to_numpy() * 100
-shift_est = stats.paired_difference(id_erm, site_acc["ERM"].mean(1))
+shift_est = stats.paired_runs(id_erm, site_acc["ERM"].mean(1))
 core.claim("shift_is_real", estimate=shift_est,
            measured=f"ERM ID test minus new sites, points, {p.n_seeds} "
                     "seeds")

@@ -279,8 +279,8 @@ def scatter_figure(act):
 core.explore(scatter_figure, ACTS, "activation");
 
 # %% [markdown]
-# The claims, each decided over the seeds with a 95% bootstrap interval
-# (`core.stats`). The setup claim first: the networks fit the training genera. Then
+# The claims, each decided over the seeds, independent training runs, with a 95%
+# t interval (`core.stats`). The setup claim first: the networks fit the training genera. Then
 # the capability, the DRA network's OOD error against the null regressor's, and the
 # paper's ranking, DRA's OOD error against ReLU's from the same seed.
 
@@ -290,11 +290,11 @@ def column(label, name):
     return per_seed.loc[per_seed.model == label, name].to_numpy()
 
 
-fit_r2 = np.concatenate([column(NAMES[a], "R2 test (ID)")
-                         for a in ("dra", "relu")])
+fit_r2 = np.mean([column(NAMES[a], "R2 test (ID)")  # a seed's two models
+                  for a in ("dra", "relu")], axis=0)
 fits = per_seed[per_seed.model.isin([NAMES["dra"], NAMES["relu"]])]
 worst = fits.loc[fits["R2 test (ID)"].idxmin()]
-core.claim("fits-training-genera", estimate=stats.mean(fit_r2), quote=dict(
+core.claim("fits-training-genera", estimate=stats.over_runs(fit_r2), quote=dict(
     worst_model=worst.model, worst_seed=int(worst.seed),
     worst_r2=worst["R2 test (ID)"], epochs=p.epochs, others=len(fits) - 1,
     others_r2=fits["R2 test (ID)"].drop(worst.name).min()))
@@ -304,13 +304,12 @@ mae = {a: column(NAMES[a], "MAE OOD") for a in ("dra", "relu")}
 ridge_mae = column("ridge (null)", "MAE OOD")[0]
 core.claim(
     "ood-accuracy",
-    estimate=stats.paired_difference(np.full(p.seeds, ridge_mae),
-                                     mae["dra"]),
+    estimate=stats.paired_runs(np.full(p.seeds, ridge_mae), mae["dra"]),
     measured=f"OOD MAE (nats): ridge {ridge_mae:.3f}, DRA "
              f"{mae['dra'].mean():.3f} ± {mae['dra'].std(ddof=1):.3f}")
 core.claim(
     "dra-ood",
-    estimate=stats.paired_difference(mae["relu"], mae["dra"]),
+    estimate=stats.paired_runs(mae["relu"], mae["dra"]),
     measured=f"OOD MAE (nats): ReLU {mae['relu'].mean():.3f} ± "
              f"{mae['relu'].std(ddof=1):.3f}, DRA {mae['dra'].mean():.3f}");
 
@@ -394,12 +393,12 @@ dra_res, relu_res = both["DRA"], both["ReLU"]
 ridge_res = both["ridge (null)"][0]
 core.claim(
     "virasoro",
-    estimate=stats.paired_difference(np.full(p.seeds, ridge_res), dra_res),
+    estimate=stats.paired_runs(np.full(p.seeds, ridge_res), dra_res),
     measured=f"mean |residual| (nats): ridge {ridge_res:.3f}, DRA "
              f"{dra_res.mean():.3f} ± {dra_res.std(ddof=1):.3f}")
 core.claim(
     "virasoro-dra",
-    estimate=stats.paired_difference(relu_res, dra_res),
+    estimate=stats.paired_runs(relu_res, dra_res),
     measured=f"mean |residual| (nats): ReLU {relu_res.mean():.3f} ± "
              f"{relu_res.std(ddof=1):.3f}, DRA {dra_res.mean():.3f}");
 
@@ -535,10 +534,10 @@ for s in SEEDS[ACT]:
 pd.DataFrame(ood_rows).set_index("seed").round(3)
 
 # %%
-core.claim("width-adapts", estimate=stats.mean(rhos))
-core.claim("ood-coverage", estimate=stats.mean(shortfall),
+core.claim("width-adapts", estimate=stats.over_runs(rhos))
+core.claim("ood-coverage", estimate=stats.over_runs(shortfall),
            measured=f"OOD coverage minus {p.confidence:g}: "
-                    f"{stats.mean(shortfall)}");
+                    f"{stats.over_runs(shortfall)}");
 
 # %% [markdown]
 # The table above gives, per seed and $n$, the window's width over the width the
@@ -661,7 +660,7 @@ trained_r2 = ratio_r2["trained DRA network", "test"]
 random_r2 = ratio_r2["random DRA network", "test"]
 core.claim(
     "probe-asymptotic",
-    estimate=stats.paired_difference(trained_r2, random_r2),
+    estimate=stats.paired_runs(trained_r2, random_r2),
     measured=f"ID-test R^2 of the log-ratio: trained {trained_r2.mean():.4f}"
              f", random {random_r2.mean():.4f}, inputs "
              f"{ratio_r2['inputs (control)', 'test'].mean():.4f}; on the "
@@ -721,8 +720,8 @@ core.claims_table();
 #   rate instead of seven), so that five paired seeds of DRA and ReLU fit the
 #   book's budget of a few CPU-minutes; GELU and Snake train only on request
 #   (`baseline_seeds`).
-# - *Claims* are decided over the paired seeds with 95% bootstrap intervals; the
-#   paper reports single runs.
+# - *Claims* are decided over the paired seeds with 95% t intervals; the paper
+#   reports single runs.
 # - *Virasoro constraints.* The paper finds them in the network with causal and
 #   correlational interpretability analyses of its two-branch model; we test what
 #   such a model must show from outside, the string and dilaton equations on its
