@@ -319,10 +319,8 @@ def test_under_replicated_names_exactly_the_claims_on_too_few_runs(monkeypatch):
         core.claim("on_items", estimate=stats.mean(runs)),
         core.claim("on_smollm", estimate=stats.mean(runs)),
     ]
-    assert claims.under_replicated(recorded) == [
-        "demo/on_three: 3 runs",
-        "demo/on_items: 5 items",
-    ]
+    listed = claims.under_replicated(recorded)
+    assert [f"{c.id}: {c.size}" for c in listed] == ["on_three: 3 runs", "on_items: 5 items"]
     assert recorded[4].one_model == "SmolLM2"
     table = claims.claim_rows(recorded, chapter_column=True)
     assert "<th>runs</th><th>items</th>" in table

@@ -685,12 +685,12 @@ def book_problems(claims: Sequence[Claim], registry: Mapping[str, ClaimSpec]) ->
     return problems
 
 
-def under_replicated(claims: Iterable[Claim]) -> list[str]:
+def under_replicated(claims: Iterable[Claim]) -> list[Claim]:
     """The claims decided by an interval that rest on fewer than :data:`MIN_RUNS`
-    training runs and name no one model they are about (``chapter/id: what they rest
-    on``): each is a claim on trained models whose interval measures one draw."""
+    training runs and name no one model they are about: each is a claim on trained
+    models (or generated data) whose interval measures one draw of them."""
     return [
-        f"{c.chapter}/{c.id}: {c.size}"
+        c
         for c in claims
         if c.estimate is not None
         and not c.one_model
