@@ -92,7 +92,11 @@ PARAMETERS = {
         30, "edits also made on random neurons of FiNE's layers (the control)", low=1, high=200
     ),
     "n_departures": Param(
-        8, "edits ROME makes again with its v* optimised as ROME's code does", low=1, high=200
+        0,
+        "edits ROME makes again with its v* optimised as ROME's code does "
+        "(0: the report on ROME's departures from its code is off)",
+        low=0,
+        high=200,
     ),
     "n_sweep": Param(5, "edits the neuron-count sweep repeats", low=1, high=100),
     "k_max": Param(

@@ -86,10 +86,10 @@ PARAMETERS = {
         SADR_WEIGHT, "SADR: weight of the attention term (authors: 100e-4)", low=0.0, high=10.0
     ),
     "n_authors": Param(
-        4,
+        0,
         "edits made again by both editors at the authors' 80 steps, and with ROME's "
-        "sampled prefixes (the first n_authors edits)",
-        low=1,
+        "sampled prefixes (the first n_authors edits; 0: the report is off)",
+        low=0,
         high=200,
     ),
     "n_trace": Param(4, "facts causal tracing averages over to pick ROME's layer", low=1, high=100),
