@@ -2,13 +2,11 @@
 the choice of neurons, and an edit that changes only the chosen rows of W_down and is
 undone exactly; and the live editor, on a small random model."""
 
-import ast
-
 import numpy as np
 import pytest
 import torch
 
-from iclr25 import core, editing, llm, toc
+from iclr25 import core, editing, llm
 from iclr25.chapters import fine
 from iclr25.core import stats
 
@@ -264,17 +262,3 @@ def test_figures_from_hand_made_results():
     assert list(fig.data[0].x) == [2000, 50000] and list(fig.data[0].y) == [0.75, 1.0]
     fig = fine.edits_figure(sweep[2], ["efficacy"], 2)
     assert [t.name for t in fig.data] == ["a", "b"] and "k = 2" in fig.layout.title.text
-
-
-def test_the_departures_report_is_off_in_the_book_on_in_the_smoke_run_and_decides_no_claim():
-    """The report on ROME's departures from its code decides no claim, so the book
-    leaves it to a reader who asks for it (the notebook prints the command that runs
-    it); the smoke run keeps its code running."""
-    assert fine.PARAMETERS["n_departures"].default == 0
-    assert fine.SMOKE["n_departures"] >= 1
-    source = toc.get("fine").notebook.read_text()
-    assert "python -m iclr25 run fine -p n_departures=" in source
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == "core.claim":
-            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            assert not used & {"departures", "departed"}, ast.unparse(node)[:80]

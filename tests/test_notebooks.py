@@ -428,3 +428,26 @@ def test_no_code_line_is_wider_than_the_page(slug):
         if len(line) > PAGE_COLUMNS
     ]
     assert not wide, f"{len(wide)} code lines over {PAGE_COLUMNS} characters, e.g. {wide[0]!r}"
+
+
+REPORTS = {
+    "fine": ("n_departures", {"departures", "departed"}),
+    "sadr": ("n_authors", {"again", "settings", "authors"}),
+}
+"""Reports that decide no claim: the parameter that turns each on, and the names its
+cells set."""
+
+
+@pytest.mark.parametrize("slug", REPORTS)
+def test_a_report_that_decides_no_claim_is_off_in_the_book_and_on_in_the_smoke_run(slug):
+    """The book leaves such a report to a reader who asks for it (the notebook prints
+    the command that runs it); the smoke run keeps its code running."""
+    parameter, names = REPORTS[slug]
+    module = toc.get(slug).module()
+    assert module.PARAMETERS[parameter].default == 0 and module.SMOKE[parameter] >= 1
+    source = toc.get(slug).notebook.read_text()
+    assert f"python -m iclr25 run {slug} -p {parameter}=" in source
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "core.claim":
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            assert not used & names, ast.unparse(node)[:80]

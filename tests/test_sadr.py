@@ -4,13 +4,11 @@ attention term, SADR's v* (ROME's when the term is off), the random edit of ROME
 the neutral probes, the restored margins, the bad inputs, the figures and the registry,
 on a small random model."""
 
-import ast
-
 import numpy as np
 import pytest
 import torch
 
-from iclr25 import core, editing, llm, toc
+from iclr25 import core, editing, llm
 from iclr25.chapters import sadr
 
 PROMPT = "The capital of France is the city of"
@@ -292,17 +290,3 @@ def test_claims_are_decided_by_intervals_against_margins():
         "restore-recovers": True,
         "restore-recovers-neutral": False,
     }
-
-
-def test_the_authors_settings_report_is_off_in_the_book_on_in_the_smoke_run_and_decides_no_claim():
-    """The authors'-settings report decides no claim, so the book leaves it to a reader
-    who asks for it (the notebook prints the command that runs it); the smoke run keeps
-    its code running."""
-    assert sadr.PARAMETERS["n_authors"].default == 0
-    assert sadr.SMOKE["n_authors"] >= 1
-    source = toc.get("sadr").notebook.read_text()
-    assert "python -m iclr25 run sadr -p n_authors=" in source
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == "core.claim":
-            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            assert not used & {"again", "settings", "authors"}, ast.unparse(node)[:80]
