@@ -1,6 +1,7 @@
 """The book's parallel execution step (iclr25.build) and the time budgets behind it."""
 
 import json
+import os
 import sys
 import threading
 import time
@@ -20,7 +21,7 @@ def _notebook(tmp_path, name, *cells):
     return path
 
 
-def _execute(tmp_path, chapters, jobs=2):
+def _execute(tmp_path, chapters, jobs=2, log=lambda line: None):
     return build.execute_chapters(
         chapters,
         cache_path=tmp_path / "cache",
@@ -28,8 +29,25 @@ def _execute(tmp_path, chapters, jobs=2):
         executed_dir=tmp_path / "executed",
         jobs=jobs,
         threads=1,
-        cell_timeout=60,
-        log=lambda line: None,
+        log=log,
+    )
+
+
+def _busy_sibling(tmp_path, seconds):
+    """A cell that waits ``seconds`` for a busy process beside the chapter, which it
+    starts through a shell that exits at once: the spinner is no child of the kernel,
+    so its CPU time is not the chapter's. The cell takes more wall time than CPU time."""
+    done = tmp_path / "spun"
+    spinner = tmp_path / "spinner.py"
+    spinner.write_text(
+        f"import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
+        f"open({str(done)!r}, 'w').close()\n"
+    )
+    return (
+        "import os, subprocess, sys, time\n"
+        f"subprocess.run(['sh', '-c', sys.executable + ' {spinner} >/dev/null 2>&1 &'])\n"
+        f"while not os.path.exists({str(done)!r}):\n"
+        "    time.sleep(0.1)"
     )
 
 
@@ -112,6 +130,20 @@ def test_a_chapter_that_waits_past_its_cpu_limit_is_not_stopped(tmp_path):
     assert run.state == "done" and run.wall_s > 12 > 8 > run.cpu_s
 
 
+def test_a_cell_that_waits_on_a_busy_sibling_longer_than_its_cpu_limit_finishes(tmp_path):
+    """No cell has a wall-clock timeout of its own (mcqa's cold build was stopped at
+    _config.yml's 1,800 s per cell beside one more busy process): only the chapter's
+    CPU limit, and the backstop, WALL_BACKSTOP times it, against a hung kernel."""
+    waiter = _notebook(tmp_path, "waiter", _busy_sibling(tmp_path, 15))
+    (run,) = _execute(tmp_path, [("waiter", waiter, 12)], jobs=1)
+    assert run.state == "done" and run.wall_s > 15 > run.reference_limit_s > run.cpu_s
+    assert build.kernel_timeouts(48) == {
+        "timeout": None,
+        "startup_timeout": 48,
+        "iopub_timeout": 48,
+    }
+
+
 def _as_fast_as_the_budgets_machine(monkeypatch):
     monkeypatch.setattr(build, "speed_probe", lambda: build.REFERENCE_PROBE_S)
 
@@ -176,6 +208,24 @@ def test_a_hung_chapter_is_stopped_by_the_wall_clock_backstop(tmp_path, monkeypa
     assert 20 < time.monotonic() - began < 60
 
 
+def test_the_build_shows_each_chapter_as_it_starts_and_ends(tmp_path, monkeypatch):
+    """Plain lines where stderr is no terminal (CI): a chapter's CPU time against its
+    limit, the chapters done, and the time left from the limits still to run."""
+    _as_fast_as_the_budgets_machine(monkeypatch)
+    first = _notebook(tmp_path, "first", "x = 1")
+    second = _notebook(tmp_path, "second", "x = 2")
+    lines = []
+    runs = _execute(tmp_path, [("second", second, 300), ("first", first, 600)], 1, lines.append)
+    cpu = {r.slug: f"{r.cpu_s:,.0f}" for r in runs}
+    assert lines == [
+        "iclr25: first started: limit 600 CPU-s, 1 running",
+        f"iclr25: first done: {cpu['first']} CPU-s of 600 limit, 1 of 2 chapters, "
+        "about 5 min left",  # second's 300 s, one at a time
+        "iclr25: second started: limit 300 CPU-s, 1 running",
+        f"iclr25: second done: {cpu['second']} CPU-s of 300 limit, 2 of 2 chapters",
+    ]
+
+
 def test_jobs_and_threads_share_the_cores(monkeypatch):
     monkeypatch.delenv(build.JOBS, raising=False)
     assert build.jobs_and_threads(2) == (2, 1)
@@ -184,6 +234,13 @@ def test_jobs_and_threads_share_the_cores(monkeypatch):
     monkeypatch.setenv(build.JOBS, "zero")
     with pytest.raises(ValueError, match="ICLR25_JOBS='zero' is not a whole number >= 1"):
         build.jobs_and_threads(2)
+
+
+def test_without_cpu_affinity_as_on_macos_the_build_takes_every_core(monkeypatch):
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.delenv(build.JOBS, raising=False)
+    assert build.cores() == 4 and build.jobs_and_threads() == (4, 1)
 
 
 def test_chapter_kernels_get_the_threads_and_the_allocator_settings(tmp_path, monkeypatch):

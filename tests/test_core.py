@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from iclr25 import core
+from iclr25 import core, toc
 from iclr25.core import Param, ParameterError, params
 from iclr25.core.cache import CACHE_LOG
 
@@ -496,3 +496,16 @@ def test_live_controls_show_their_values_and_labels_in_full():
     long = core.default_control(names, "edit")  # a slider's readout would cut the first
     assert isinstance(long, widgets.Dropdown) and long.layout.width == "max-content"
     assert long.style.description_width == "initial"
+
+
+def test_a_seed_above_32_bits_is_refused_in_one_line():
+    """NumPy's legacy seeding takes 32 bits: every parameter named seed stops there."""
+    seed = Param(0, "random seed", low=0)
+    assert seed.check("seed", params.MAX_SEED) == 2**32 - 1
+    with pytest.raises(ParameterError) as err:
+        seed.parse("seed", str(2**32))
+    assert str(err.value) == "parameter 'seed' got 4294967296; accepted: a int >= 0 <= 4294967295"
+    assert seed.check("other", 2**40) == 2**40  # the bound is the seed's alone
+    for chapter in toc.built():  # every chapter's seed parameter has it
+        with pytest.raises(ParameterError, match="accepted: a int >= 0 <= 4294967295"):
+            core.validate(chapter.module().PARAMETERS, {"seed": 2**32})

@@ -245,3 +245,47 @@ def test_figures_are_a_line_over_one_parameter_and_a_heatmap_over_two():
     assert table["low"].tolist()[1::2] == [0.0, 1.0, 2.0]  # c1 has an interval, c0 none
     page = sweep.page_html("sro", table, ["seed"])
     assert page.count("Plotly.newPlot") == 2 and "<script src=" not in page
+
+
+def test_gpus_give_each_local_worker_its_own_device():
+    """Left alone, four workers on a four-GPU machine all used the first: each now sees
+    one device alone, which the kernels of its points inherit (fake ids will do)."""
+    gpus = sweep.parse_gpus("7,GPU-fake")
+    assert gpus == ["7", "GPU-fake"]
+    with sweep.connect(gpus=gpus) as client:  # one worker per device
+        seen = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
+    assert sorted(seen.values()) == sorted(gpus)
+
+
+def test_a_cluster_is_found_by_its_scheduler_file(tmp_path):
+    from distributed import LocalCluster
+
+    named = tmp_path / "scheduler.json"
+    with (
+        LocalCluster(
+            n_workers=1, dashboard_address=":0", scheduler_kwargs={"scheduler_file": str(named)}
+        ) as cluster,
+        sweep.connect(scheduler_file=str(named)) as client,
+    ):
+        assert client.scheduler.address == cluster.scheduler_address
+    missing = tmp_path / "none.json"
+    with pytest.raises(ParameterError, match=f"--scheduler-file {missing}: no scheduler's"):
+        with sweep.connect(scheduler_file=str(missing)):
+            pass
+
+
+@pytest.mark.parametrize(
+    "gpus, options, words",
+    [
+        ("0,,1", {}, "--gpus '0,,1': '' is no device; accepted: comma-separated distinct"),
+        ("0,1,0", {}, "--gpus '0,1,0': '0' is listed twice"),
+        ("0,1", {"workers": 3}, "--workers 3 with 2 GPUs in --gpus: each local worker needs"),
+        ("0", {"scheduler": "tcp://h:1"}, "--gpus gives a local cluster's workers their GPUs"),
+        ("", {"scheduler": "tcp://h:1", "scheduler_file": "f"}, "both name a cluster"),
+        ("", {"workers": 2, "scheduler_file": "f"}, "with --scheduler-file the cluster's own"),
+    ],
+)
+def test_cluster_options_that_do_not_go_together_give_one_line(gpus, options, words):
+    with pytest.raises(ParameterError, match=words.replace("(", r"\(")):
+        arguments = {"workers": None, "scheduler": None, "scheduler_file": None, **options}
+        sweep.check_cluster(**arguments, gpus=sweep.parse_gpus(gpus) if gpus else None)

@@ -9,7 +9,8 @@
 * Before Sphinx reads a page, every chapter is executed, several at a time
   (:mod:`iclr25.build`), into the jupyter-cache from which myst-nb (``cache`` mode)
   takes the outputs. A chapter that fails or runs out of time stops the build with
-  its name and the times of those that finished.
+  its name and the times of those that finished. Each chapter's start and end are
+  shown as they happen: a tqdm bar on a terminal, plain lines in CI.
 * The ``iclr25-scoreboard`` directive marks where the Scoreboard page puts every claim
   of the book (``claims``) or each chapter's build time (``build-times``), filled in
   once all pages are read (``doctree-resolved``) from the notebooks myst-nb wrote to
@@ -21,6 +22,7 @@
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import plotly
@@ -123,8 +125,8 @@ def _execute(app: Sphinx) -> None:
             executed_dir=_executed(app),
             jobs=jobs,
             threads=threads,
-            cell_timeout=config.execution_timeout,
             log=logger.info,
+            bar=sys.stderr.isatty(),  # a tqdm bar on a terminal; plain lines in CI
         )
     except build.BuildError as err:
         raise ExtensionError(f"iclr25: {err}") from None

@@ -14,6 +14,15 @@ Why not jupyter-cache's own parallel executor: it takes no per-process environme
 (the thread limits), no limit on a whole notebook's CPU time, and keeps no record
 of where each chapter's time went. A chapter runs under nbclient, as myst-nb runs one.
 
+Every limit on a chapter is on CPU time, which other processes on the machine change
+little; the only wall-clock limit is a backstop against a hung kernel, a generous
+multiple of the CPU limit (:data:`iclr25.toc.WALL_BACKSTOP`) that load cannot reach.
+nbclient's own wall-clock timeouts (each cell's, the kernel's start-up, the wait for a
+cell's last output) are set to it (:func:`kernel_timeouts`): a fixed number of
+seconds per cell stopped mcqa's cold build on a machine with one more busy process.
+
+While the chapters run, the build shows each as it starts and ends (:class:`Progress`).
+
 The build writes its record as it goes (``_build/iclr25-build.json``): each
 chapter's state, wall and CPU seconds, and the model-cache artefacts it loaded or
 built, with the CPU seconds each build took. The Scoreboard page shows it; a failed
@@ -22,7 +31,9 @@ or timed-out build names the chapter.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -31,7 +42,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -152,14 +163,73 @@ class Run:
         return f"{self.slug} {self.wall_s:.0f} s" if self.state == "done" else self.slug
 
 
-def jobs_and_threads(cores: int | None = None) -> tuple[int, int]:
-    """Chapters at a time (``$ICLR25_JOBS``, else one per core) and threads each."""
-    cores = cores or len(os.sched_getaffinity(0))
-    text = os.environ.get(JOBS, str(cores))
+def cores() -> int:
+    """The cores this process may use: its CPU affinity where the system has one
+    (Linux), else all the machine's (macOS has no ``os.sched_getaffinity``)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def jobs_and_threads(available: int | None = None) -> tuple[int, int]:
+    """Chapters at a time (``$ICLR25_JOBS``, else one per core) and threads each, on
+    ``available`` cores (default: :func:`cores`)."""
+    available = available or cores()
+    text = os.environ.get(JOBS, str(available))
     if not text.isdigit() or int(text) < 1:
         raise ValueError(f"{JOBS}={text!r} is not a whole number >= 1 (chapters at a time)")
     jobs = int(text)
-    return jobs, max(1, cores // jobs)
+    return jobs, max(1, available // jobs)
+
+
+def kernel_timeouts(backstop_s: float) -> dict[str, int | None]:
+    """nbclient's wall-clock timeouts for a run whose process tree its parent holds to
+    a CPU limit and the wall-clock ``backstop_s``: no timeout per cell, and the backstop
+    for the kernel's start-up and for a cell's last output after its reply. nbclient's
+    defaults, 60 s and 4 s of wall time, are within a loaded machine's reach (kernel
+    start-ups alone took 68 s on a loaded 2-core machine)."""
+    backstop = round(backstop_s)
+    return {"timeout": None, "startup_timeout": backstop, "iopub_timeout": backstop}
+
+
+class Progress:
+    """What a build shows as its chapters start and end: plain lines through ``log``
+    (CI, a log file), or, where stderr is a terminal, a tqdm bar with the same lines
+    above it. A chapter's end gives its CPU time against its limit, the chapters done
+    and the time left: the CPU limits of the chapters still to run, and what is left
+    of those running, over the jobs. Limits allow for a cold model cache, so on a warm
+    one the estimate runs high."""
+
+    def __init__(self, total: int, jobs: int, log: Callable[[str], None], bar: bool) -> None:
+        from tqdm import tqdm
+
+        self.total, self.jobs, self.log = total, jobs, log
+        self.bar = tqdm(total=total, unit="chapter", file=sys.stderr) if bar else None
+
+    def started(self, run: Run, running: int) -> None:
+        line = f"{run.slug} started: limit {run.cpu_limit_s:,} CPU-s, {running} running"
+        if self.bar is None:
+            self.log(f"iclr25: {line}")
+        else:
+            self.bar.set_postfix_str(line)
+
+    def ended(self, run: Run, ended: int, left_cpu_s: float) -> None:
+        used = f"{run.cpu_s:,.0f}" if run.cpu_s is not None else "?"
+        line = (
+            f"{run.slug} {run.state}: {used} CPU-s of {run.cpu_limit_s:,} limit, "
+            f"{ended} of {self.total} chapters"
+        )
+        if ended < self.total:
+            line += f", about {math.ceil(left_cpu_s / self.jobs / 60)} min left"
+        if self.bar is None:
+            self.log(f"iclr25: {line}")
+        else:
+            self.bar.update()
+            self.bar.write(f"iclr25: {line}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _environment(threads: int, cache_log: Path) -> dict[str, str]:
@@ -181,8 +251,8 @@ def execute_chapters(
     executed_dir: Path,
     jobs: int,
     threads: int,
-    cell_timeout: int,
     log: Callable[[str], None] = print,
+    bar: bool = False,
 ) -> list[Run]:
     """Execute ``(slug, notebook, cpu_limit_s)`` chapters, ``jobs`` at a time, into the
     jupyter-cache at ``cache_path`` and ``executed_dir/<slug>.ipynb``. ``cpu_limit_s`` is
@@ -193,7 +263,8 @@ def execute_chapters(
     its limit (its process tree, kernel included) or runs past the wall-clock backstop
     (``WALL_BACKSTOP`` times the CPU limit) stops the build: :class:`BuildError` names
     it and the limit it crossed, with the times of the chapters that finished, and
-    those stopped or not yet run."""
+    those stopped or not yet run. Each chapter's start and end go to ``log``, or to a
+    tqdm bar with ``bar`` (:class:`Progress`)."""
     from jupyter_cache import get_cache
 
     cache = get_cache(str(cache_path))
@@ -207,6 +278,7 @@ def execute_chapters(
     probe = {"start": speed_probe()}
     start = time.monotonic()
     readings: list[tuple[float, float]] = []  # (when, speed probe's CPU seconds)
+    progress = Progress(len(runs), jobs, log, bar)
 
     def measure() -> int:
         readings.append((time.monotonic(), speed_probe()))
@@ -241,7 +313,7 @@ def execute_chapters(
                 with (folder / "stderr").open("w") as stderr:
                     process = subprocess.Popen(
                         [sys.executable, "-m", "iclr25.build", str(sources[slug]), str(folder)]
-                        + [str(cell_timeout)],
+                        + [str(WALL_BACKSTOP * run.cpu_limit_s)],
                         env=_environment(threads, folder / "cache.log"),
                         stdout=subprocess.DEVNULL,
                         stderr=stderr,
@@ -249,6 +321,7 @@ def execute_chapters(
                 running[slug] = (process, time.monotonic(), folder, first)
                 runs[slug].state = "running"
                 save()
+                progress.started(run, len(running))
             time.sleep(0.2)
             if running and time.monotonic() - readings[-1][0] >= PROBE_EVERY_S:
                 measure()
@@ -277,7 +350,12 @@ def execute_chapters(
                     if run.state == "done":
                         shutil.copyfile(folder / "executed.ipynb", executed_dir / f"{slug}.ipynb")
                 del running[slug]
-                log(f"iclr25: {slug} {run.state} in {run.wall_s:.0f} s ({len(running)} running)")
+                left = sum(runs[s].cpu_limit_s for s in waiting) + sum(
+                    max(0.0, runs[s].cpu_limit_s - tree_cpu_s(p.pid))
+                    for s, (p, *_) in running.items()
+                )
+                ended = sum(r.state not in ("waiting", "running") for r in runs.values())
+                progress.ended(run, ended, left)
                 if run.state != "done":  # the build has failed: stop, rather than wait
                     waiting.clear()
                     for other, (rest, *_) in running.items():
@@ -287,6 +365,7 @@ def execute_chapters(
                     break
                 save()
     finally:
+        progress.close()
         for process, *_ in running.values():
             _stop(process)
         probe["end"] = speed_probe()
@@ -327,31 +406,44 @@ def run_within(
     cpu_limit_s: float,
     wall_limit_s: float,
     cwd: Path,
-    output: Path,
+    output: Path | None,
     cancel: threading.Event | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int | None, str | None]:
-    """Run ``command`` in a session of its own, its output into the file ``output``,
-    until it exits: ``(returncode, None)``; or until its process tree crosses
-    :func:`limit_crossed`'s limits, or ``cancel`` is set: then the whole session is
-    killed, ``(None, why)``. The book's test runs ``jupyter-book build`` this way, under
-    the chapters' rule, in a thread of its own (``cancel`` stops it with the tests)."""
-    with output.open("w") as out:
+    """Run ``command`` in a session of its own (``env``: its environment), its output
+    into the file ``output`` (None: this process's stdout and stderr), until it exits:
+    ``(returncode, None)``; or until its process tree crosses :func:`limit_crossed`'s
+    limits, or ``cancel`` is set: then the whole tree is killed, ``(None, why)``. It is
+    killed too if the caller is interrupted (Ctrl-C reaches the caller alone, as the
+    command has a session of its own). The book's test runs ``jupyter-book build``
+    this way, under the chapters' rule, in a thread of its own (``cancel`` stops it
+    with the tests), and :func:`iclr25.run.execute` a chapter."""
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(output.open("w")) if output else None
         process = subprocess.Popen(
-            command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT if out else None,
+            start_new_session=True,
         )
     began = time.monotonic()
-    while process.poll() is None:
-        time.sleep(1)
-        why = limit_crossed(
-            tree_cpu_s(process.pid), time.monotonic() - began, cpu_limit_s, wall_limit_s
-        )
-        if why is None and cancel is not None and cancel.is_set():
-            why = "cancelled"
-        if why is not None and process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+    try:
+        while True:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                return process.wait(1), None
+            why = limit_crossed(
+                tree_cpu_s(process.pid), time.monotonic() - began, cpu_limit_s, wall_limit_s
+            )
+            if why is None and cancel is not None and cancel.is_set():
+                why = "cancelled"
+            if why is not None and process.poll() is None:
+                return None, why
+    finally:
+        if process.poll() is None:
+            kill_tree(process.pid)
             process.wait()
-            return None, why
-    return process.returncode, None
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -372,6 +464,21 @@ def tree_cpu_s(pid: int) -> float:
             continue
         total += t.user + t.system + t.children_user + t.children_system
     return total
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL process ``pid`` and all its descendants. Killing its process group would
+    miss a Jupyter kernel, which runs in a session of its own."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return
+    for process in tree:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -421,10 +528,12 @@ def _finish(run: Run, folder: Path, returncode: int, source: Path, cache) -> Non
     run.state = "done"
 
 
-def execute_one(source: Path, folder: Path, cell_timeout: int) -> None:
+def execute_one(source: Path, folder: Path, backstop_s: float) -> None:
     """In a chapter's own process: execute ``source`` as myst-nb would (nbclient, the
     notebook's folder as working directory) into ``folder/executed.ipynb``, and write
-    ``folder/result.json`` (wall and CPU seconds, kernel included; the error, if any)."""
+    ``folder/result.json`` (wall and CPU seconds, kernel included; the error, if any).
+    The parent holds it to its limits; nbclient's timeouts are its wall-clock
+    ``backstop_s`` (:func:`kernel_timeouts`)."""
     import jupytext
     import nbformat
     from nbclient import NotebookClient
@@ -433,7 +542,7 @@ def execute_one(source: Path, folder: Path, cell_timeout: int) -> None:
     nb = jupytext.reads(source.read_text(), fmt="py:percent")
     client = NotebookClient(
         nb,
-        timeout=cell_timeout,
+        **kernel_timeouts(backstop_s),
         allow_errors=False,
         record_timing=False,  # timings in cell metadata would change the notebook's hash
         store_widget_state=False,  # a page shows a live control's text, not the control
@@ -452,7 +561,7 @@ def execute_one(source: Path, folder: Path, cell_timeout: int) -> None:
         client.execute()
     except CellExecutionError as err:
         error = f"{err.ename}: {err.evalue}"
-    except Exception as err:  # a kernel that died, a cell past its timeout
+    except Exception as err:  # a kernel that died, or that hung past the backstop
         error = " ".join(f"{type(err).__name__}: {err}".split())[:300]
     wall = time.monotonic() - began
     if error is None:
@@ -465,4 +574,4 @@ def execute_one(source: Path, folder: Path, cell_timeout: int) -> None:
 
 
 if __name__ == "__main__":
-    execute_one(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))
+    execute_one(Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3]))

@@ -3,7 +3,8 @@
     python -m iclr25 list
     python -m iclr25 run sro -p n=50000 -p seed=3 --out runs/sro [--smoke]
     python -m iclr25 claims runs/sro
-    python -m iclr25 sweep sro -g seed=0,1,2 -g m=400,600 [--workers 2 | --scheduler ADDRESS]
+    python -m iclr25 sweep sro -g seed=0,1,2 -g m=400,600 [--workers 2 | --scheduler ADDRESS
+        | --scheduler-file PATH | --gpus 0,1,2,3]
     python -m iclr25 replicate sro --seeds 1000,1001,1002 [--workers 2 | --scheduler ADDRESS]
 
 Bad input (an unknown chapter or parameter, a value of the wrong type or out of
@@ -120,6 +121,18 @@ def _dask_options(parser: argparse.ArgumentParser, holds: str, name: str) -> Non
         "instead of a local one",
     )
     parser.add_argument(
+        "--scheduler-file",
+        metavar="PATH",
+        help="run on the Dask cluster whose scheduler wrote PATH "
+        "(dask scheduler --scheduler-file PATH) instead of a local one",
+    )
+    parser.add_argument(
+        "--gpus",
+        metavar="ID1,ID2,...",
+        help="give each local worker its own GPU through CUDA_VISIBLE_DEVICES "
+        "(default: one worker per GPU)",
+    )
+    parser.add_argument(
         "--out",
         default=None,
         help=f"folder for the {holds} (default: runs/<slug>-{name}); the same command "
@@ -155,7 +168,7 @@ def _list() -> None:
         module = c.module()
         for name, p in module.PARAMETERS.items():
             smoke = f"  (smoke: {module.SMOKE[name]!r})" if name in module.SMOKE else ""
-            print(f"    {name} = {p.default!r}  {p.help}; {p.accepted()}{smoke}")
+            print(f"    {name} = {p.default!r}  {p.help}; {p.accepted(name)}{smoke}")
 
 
 def _overrides(slug: str, pairs: list[str]) -> dict[str, object]:
@@ -229,10 +242,7 @@ def _points(args: argparse.Namespace, fixed: dict[str, object]) -> list[Point]:
     """The sweep's grid points, or the replication's seeds, every one checked."""
     from iclr25 import replicate, sweep
 
-    if args.scheduler and args.workers:
-        raise ParameterError(
-            "--workers starts a local cluster; with --scheduler the cluster's own workers run"
-        )
+    sweep.check_cluster(args.workers, args.scheduler, args.scheduler_file, _gpus(args))
     if args.command == "replicate":
         seeds = replicate.parse_seeds(args.seeds)
         return replicate.seed_points(args.slug, seeds, fixed, smoke=args.smoke)
@@ -240,12 +250,26 @@ def _points(args: argparse.Namespace, fixed: dict[str, object]) -> list[Point]:
     return sweep.grid_points(args.slug, grid, fixed, smoke=args.smoke)
 
 
+def _gpus(args: argparse.Namespace) -> list[str] | None:
+    """``--gpus 0,1`` as device names, or None where the option is not given."""
+    from iclr25 import sweep
+
+    return None if args.gpus is None else sweep.parse_gpus(args.gpus)
+
+
 def _run_sweep(args: argparse.Namespace, points: list[Point], out: Path) -> Sweep | int:
     """Run the points on Dask: the sweep, or the exit status if none could be had."""
     from iclr25 import sweep
 
     try:
-        return sweep.sweep(points, out, workers=args.workers or 2, scheduler=args.scheduler)
+        return sweep.sweep(
+            points,
+            out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            scheduler_file=args.scheduler_file,
+            gpus=_gpus(args),
+        )
     except ParameterError as err:  # no scheduler at --scheduler
         print(f"iclr25: error: {err}", file=sys.stderr)
         return 2

@@ -38,10 +38,8 @@ from pathlib import Path
 
 from iclr25 import toc
 from iclr25.core import Claim, ParameterError, Scalar, claim_from_record
+from iclr25.core.params import MAX_SEED
 from iclr25.sweep import Point, Sweep, counted, grid_points
-
-MAX_SEED = 2**32 - 1
-"""The largest seed: NumPy's legacy seeding, which a chapter's setup calls, takes 32 bits."""
 
 ACCEPTED = f"accepted: comma-separated distinct integers 0..{MAX_SEED}, e.g. 1000,1001,1002"
 """What ``--seeds`` accepts, as each of its errors says."""

@@ -2,13 +2,20 @@
 
     python -m iclr25 sweep sro -g seed=0,1,2 -g m=400,600 --smoke --out runs/sro-sweep
     python -m iclr25 sweep sro -g seed=0,1,2 --scheduler tcp://scheduler:8786
+    python -m iclr25 sweep sro -g seed=0,1,2,3 --gpus 0,1,2,3
 
 A grid point is one execution of the chapter through :func:`iclr25.run.execute`
-(papermill), as one Dask task. By default a ``LocalCluster`` of ``workers`` processes
-with one thread each runs the points; given a scheduler's address, the workers of that
-cluster do (each needs this package installed). A point's kernel gets its host's cores
-divided among the host's worker threads (``OMP_NUM_THREADS`` and the like, which torch
-and the BLAS libraries read), so that the workers do not oversubscribe the cores.
+(papermill), as one Dask task named after the chapter and the point, held to the
+chapter's CPU limit as a ``run`` is (a point past it fails with its cell named). By
+default a ``LocalCluster`` of ``workers`` processes with one thread each runs the
+points, and ``gpus`` gives each its own GPU; given a scheduler's address or its
+scheduler file, the workers of that cluster do (each needs this package installed).
+A point's kernel gets its host's cores divided among the host's worker threads
+(``OMP_NUM_THREADS`` and the like, which torch and the BLAS libraries read), so that
+the workers do not oversubscribe the cores, and the book's allocator settings
+(:data:`iclr25.build.ALLOCATOR_VARIABLES`): Dask's workers set their own otherwise.
+A point whose worker died runs again on another (Dask's ``allowed-failures``), and
+one that raised, :data:`RETRIES` times.
 
 The client writes every file, as points finish, so workers need no shared disk::
 
@@ -142,36 +149,35 @@ def grid_points(
 # ---------------------------------------------------------------------------------
 
 
-def _cores() -> int:
-    """The cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
 def run_point(
-    chapter: str, parameters: Mapping[str, Scalar], slots_by_host: Mapping[str, int]
+    chapter: str,
+    parameters: Mapping[str, Scalar],
+    slots_by_host: Mapping[str, int],
+    allocator: Mapping[str, str],
 ) -> dict[str, Any]:
     """Execute one point on a Dask worker: its files' text and how it went.
 
     The kernel's torch and BLAS threads are the host's cores over its worker threads
-    (``slots_by_host``; the worker's own count for a host that joined later). A failing
-    chapter does not raise: its error is part of the result.
+    (``slots_by_host``; the worker's own count for a host that joined later), and its
+    allocator settings are the client's (``allocator``), not those Dask's nanny gives
+    its worker. A failing chapter does not raise: its error is part of the result.
     """
     from distributed import get_worker
     from distributed.comm import get_address_host
     from papermill.exceptions import PapermillExecutionError
 
-    from iclr25.build import THREAD_VARIABLES
+    from iclr25.build import THREAD_VARIABLES, cores
     from iclr25.run import execute
 
     worker = get_worker()
     slots = slots_by_host.get(get_address_host(worker.address), worker.state.nthreads)
-    threads = max(1, _cores() // slots)
-    os.environ.update({name: str(threads) for name in THREAD_VARIABLES})  # the kernel's
+    threads = max(1, cores() // slots)
+    kernel = {**dict.fromkeys(THREAD_VARIABLES, str(threads)), **allocator}
     started, clock = datetime.now(UTC), time.perf_counter()
     error = None
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            execute(chapter, tmp, dict(parameters))
+            execute(chapter, tmp, dict(parameters), environment=kernel)
         except PapermillExecutionError as err:
             error = f"cell {err.exec_count}: {err.ename}: {err.evalue}"
         except Exception as err:  # the kernel died, the notebook could not be written, ...
@@ -451,27 +457,96 @@ def page_html(chapter: str, frame: pd.DataFrame, axes: Sequence[str]) -> str:
 # ---------------------------------------------------------------------------------
 
 
+RETRIES = 2
+"""Times a point whose task raised runs again (a chapter's own failure is a result, not
+an exception)."""
+
+
+def parse_gpus(text: str) -> list[str]:
+    """``--gpus 0,1,2,3`` as the devices, as ``CUDA_VISIBLE_DEVICES`` names them
+    (indices or UUIDs); a :class:`ParameterError` naming the first bad entry."""
+    gpus: list[str] = []
+    for entry in text.split(","):
+        if not entry or entry != entry.strip() or entry in gpus:
+            why = f"{entry!r} is listed twice" if entry in gpus else f"{entry!r} is no device"
+            raise ParameterError(
+                f"--gpus {text!r}: {why}; accepted: comma-separated distinct device ids "
+                "as CUDA_VISIBLE_DEVICES takes them, e.g. 0,1,2,3"
+            )
+        gpus.append(entry)
+    return gpus
+
+
+def check_cluster(
+    workers: int | None,
+    scheduler: str | None,
+    scheduler_file: str | None,
+    gpus: Sequence[str] | None,
+) -> None:
+    """A :class:`ParameterError` for cluster options that do not go together."""
+    given = [
+        name
+        for name, value in (("--scheduler", scheduler), ("--scheduler-file", scheduler_file))
+        if value
+    ]
+    if len(given) == 2:
+        raise ParameterError("--scheduler and --scheduler-file both name a cluster; give one")
+    if given and workers:
+        raise ParameterError(
+            f"--workers starts a local cluster; with {given[0]} the cluster's own workers run"
+        )
+    if given and gpus:
+        raise ParameterError(
+            f"--gpus gives a local cluster's workers their GPUs; with {given[0]} the "
+            "cluster's own workers run"
+        )
+    if gpus and workers and workers > len(gpus):
+        raise ParameterError(
+            f"--workers {workers} with {counted(len(gpus), 'GPU')} in --gpus: each local "
+            "worker needs a GPU of its own"
+        )
+
+
 @contextlib.contextmanager
-def connect(workers: int = 2, scheduler: str | None = None) -> Iterator[Client]:
-    """A Dask client: of a new ``LocalCluster`` of ``workers`` processes with one thread
-    each, or of the running cluster whose scheduler is at ``scheduler``."""
+def connect(
+    workers: int | None = None,
+    scheduler: str | None = None,
+    *,
+    scheduler_file: str | None = None,
+    gpus: Sequence[str] | None = None,
+) -> Iterator[Client]:
+    """A Dask client: of a new ``LocalCluster`` of ``workers`` processes (default: one
+    per GPU of ``gpus``, else 2) with one thread each, worker ``n`` seeing GPU
+    ``gpus[n]`` alone; or of the running cluster whose scheduler is at ``scheduler``,
+    or is named in the file ``scheduler_file`` (``dask scheduler --scheduler-file``)."""
     from distributed import Client, LocalCluster
 
-    if scheduler:
+    option = f"--scheduler {scheduler}"
+    if scheduler_file:  # read here: Dask's client would wait for a missing file forever
+        option = f"--scheduler-file {scheduler_file}"
+        try:
+            scheduler = json.loads(Path(scheduler_file).read_text())["address"]
+        except (OSError, ValueError, KeyError) as err:
+            raise ParameterError(f"{option}: no scheduler's address in it ({err!r})") from None
+    if scheduler:  # its own workers run: ``workers`` and ``gpus`` are unused
         try:
             client = Client(scheduler, timeout="10s")
         except (OSError, ValueError) as err:  # no answer; an address without a port
-            raise ParameterError(f"--scheduler {scheduler}: no Dask scheduler answers ({err})")
+            raise ParameterError(f"{option}: no Dask scheduler answers ({err})") from None
         with client:
             yield client
         return
+    check_cluster(workers, None, None, gpus)
+    plugins: set[WorkerPlugin] = {_IgnoreInterrupt()}
+    if gpus:
+        plugins.add(_OwnGPU(gpus))
     with (
         LocalCluster(
-            n_workers=workers,
+            n_workers=workers or (len(gpus) if gpus else 2),
             threads_per_worker=1,
             dashboard_address=":0",
             silence_logs=logging.ERROR,
-            plugins={_IgnoreInterrupt()},
+            plugins=plugins,
         ) as cluster,
         Client(cluster) as client,
     ):
@@ -484,6 +559,18 @@ class _IgnoreInterrupt(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _OwnGPU(WorkerPlugin):
+    """Local worker ``n`` sees the ``n``-th of ``gpus`` alone (``CUDA_VISIBLE_DEVICES``,
+    which the kernels of its points inherit): left alone, every worker's torch sees
+    all the GPUs and uses the first."""
+
+    def __init__(self, gpus: Sequence[str]) -> None:
+        self.gpus = list(gpus)
+
+    def setup(self, worker: Any) -> None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = self.gpus[int(worker.name)]
 
 
 def slots_by_host(client: Client) -> dict[str, int]:
@@ -528,8 +615,10 @@ def sweep(
     points: Sequence[Point],
     out: str | Path,
     *,
-    workers: int = 2,
+    workers: int | None = None,
     scheduler: str | None = None,
+    scheduler_file: str | None = None,
+    gpus: Sequence[str] | None = None,
     progress: bool = True,
     log: Callable[[str], None] = print,
 ) -> Sweep:
@@ -538,6 +627,8 @@ def sweep(
     ``sweep.html`` at the end, also after Ctrl-C, which cancels the points still to run."""
     from distributed import as_completed
     from tqdm import tqdm
+
+    from iclr25.build import ALLOCATOR_VARIABLES
 
     out = Path(out)
     (out / "points").mkdir(parents=True, exist_ok=True)
@@ -550,13 +641,22 @@ def sweep(
     clock = time.perf_counter()
     try:
         if todo:
-            with connect(workers, scheduler) as client:
+            with connect(workers, scheduler, scheduler_file=scheduler_file, gpus=gpus) as client:
                 slots = slots_by_host(client)
-                log(_describe(client, slots, local=scheduler is None))
+                log(_describe(client, slots, gpus, local=not (scheduler or scheduler_file)))
                 if link := dashboard(client):
                     log(f"Dask dashboard: {link}")
+                allocator = {k: os.environ.get(k, v) for k, v in ALLOCATOR_VARIABLES.items()}
                 futures = {
-                    client.submit(run_point, p.chapter, p.parameters, slots, pure=False): p
+                    client.submit(
+                        run_point,
+                        p.chapter,
+                        p.parameters,
+                        slots,
+                        allocator,
+                        key=f"{p.chapter}-{p.label}-{p.key}",  # the dashboard groups by chapter
+                        retries=RETRIES,
+                    ): p
                     for p in todo
                 }
                 try:
@@ -581,13 +681,18 @@ def sweep(
     )
 
 
-def _describe(client: Client, slots: Mapping[str, int], *, local: bool) -> str:
-    """The cluster in one line: its workers and threads."""
+def _describe(
+    client: Client, slots: Mapping[str, int], gpus: Sequence[str] | None, *, local: bool
+) -> str:
+    """The cluster in one line: its workers, threads and GPUs."""
+    from iclr25.build import cores
+
     workers = len(client.scheduler_info(n_workers=-1)["workers"])
     if local:
-        threads = max(1, _cores() // sum(slots.values()))
+        threads = max(1, cores() // sum(slots.values()))
+        own = f", GPU {', '.join(gpus[:workers])} one each" if gpus else ""
         return (
-            f"LocalCluster: {counted(workers, 'worker')}, one thread each; "
+            f"LocalCluster: {counted(workers, 'worker')}, one thread each{own}; "
             f"{counted(threads, 'torch/BLAS thread')} in each point's kernel"
         )
     return (

@@ -34,6 +34,12 @@ class ParameterError(ValueError):
     """A parameter that is unknown, of the wrong type or out of range (one-line message)."""
 
 
+MAX_SEED = 2**32 - 1
+"""The largest seed, and the upper bound of every parameter named ``seed``: NumPy's
+legacy seeding, which :func:`seed_everything` calls, takes 32 bits, and a larger seed
+would pass the check only to fail in the chapter's setup with a traceback."""
+
+
 @dataclass(frozen=True)
 class Param:
     """One chapter parameter: its book default, what it means and what is accepted.
@@ -54,15 +60,23 @@ class Param:
     def type(self) -> type:
         return type(self.default)
 
-    def accepted(self) -> str:
-        """What this parameter accepts, in words."""
+    def bounds(self, name: str) -> tuple[float | None, float | None]:
+        """The lowest and highest values accepted for parameter ``name``: a seed's
+        highest is at most :data:`MAX_SEED`."""
+        if name != "seed":
+            return self.low, self.high
+        return self.low, MAX_SEED if self.high is None else min(self.high, MAX_SEED)
+
+    def accepted(self, name: str = "") -> str:
+        """What this parameter, named ``name``, accepts, in words."""
         if self.choices is not None:
             return "one of " + ", ".join(repr(c) for c in self.choices)
-        bounds = [
-            f">= {self.low:g}" if self.low is not None else "",
-            f"<= {self.high:g}" if self.high is not None else "",
+        low, high = self.bounds(name)
+        words = [
+            f">= {_shown(low)}" if low is not None else "",
+            f"<= {_shown(high)}" if high is not None else "",
         ]
-        return " ".join([f"a {self.type.__name__}", *filter(None, bounds)])
+        return " ".join([f"a {self.type.__name__}", *filter(None, words)])
 
     def check(self, name: str, value: Any) -> Scalar:
         """Return ``value`` as this parameter's type, or raise :class:`ParameterError`."""
@@ -73,12 +87,15 @@ class Param:
             value, ok_type = float(value), True
         if not ok_type:
             got = f"{value!r} ({type(value).__name__})"
-            raise ParameterError(f"parameter {name!r} got {got}; accepted: {self.accepted()}")
+            raise ParameterError(f"parameter {name!r} got {got}; accepted: {self.accepted(name)}")
+        low, high = self.bounds(name)
         in_range = (self.choices is None or value in self.choices) and (
-            (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+            (low is None or value >= low) and (high is None or value <= high)
         )
         if not in_range:
-            raise ParameterError(f"parameter {name!r} got {value!r}; accepted: {self.accepted()}")
+            raise ParameterError(
+                f"parameter {name!r} got {value!r}; accepted: {self.accepted(name)}"
+            )
         if self.parser is not None:
             try:
                 self.parser(value)
@@ -97,9 +114,15 @@ class Param:
                 value = float(text) if self.type is float else int(text)
         except (KeyError, ValueError):
             raise ParameterError(
-                f"parameter {name!r} got {text!r}; accepted: {self.accepted()}"
+                f"parameter {name!r} got {text!r}; accepted: {self.accepted(name)}"
             ) from None
         return self.check(name, value)
+
+
+def _shown(bound: float) -> str:
+    """A bound as the reader typed it: a whole number in full (``4294967295``, not
+    ``4.29497e+09``), a fraction in its shortest form."""
+    return str(bound) if isinstance(bound, int) else f"{bound:g}"
 
 
 def validate(
