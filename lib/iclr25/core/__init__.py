@@ -15,8 +15,9 @@ starts the claims record. ``from iclr25 import core`` gives all of it; the files
 * ``plots.py`` -- the offline plotly renderer, :func:`plot`, :func:`estimates_figure`
   (estimates with their intervals, as grouped bars), and :func:`explore`: a live
   ipywidgets control with its static plotly-slider twin;
-* ``claims.py`` -- the claims registry (:class:`ClaimSpec`, :class:`Gap`),
-  :func:`claim`, :func:`claims_table`, :func:`read_claims`, :func:`under_replicated`;
+* ``registry.py`` -- a chapter's claims registry (:class:`ClaimSpec`, :class:`Gap`),
+  written before the run; ``claims.py`` -- what a run made of it: :func:`claim`,
+  :func:`claims_table`, :func:`read_claims`, :func:`under_replicated`;
   ``rules.py`` -- what decides a claim (:class:`Bound`, :class:`Margin`); ``stats.py``
   -- the 95% intervals, from scipy, over training runs or over the items of one model;
 * ``timing.py`` -- :func:`alternate`: methods timed in alternation, wall and CPU time.
@@ -31,28 +32,16 @@ from iclr25.core.cache import (
     cached_dir,
 )
 from iclr25.core.claims import (
-    AFTER_THE_RUN,
     CLAIM_MIME,
-    KINDS,
-    MIN_RUNS,
     OUTCOMES,
-    SMOLLM2,
     STATUSES,
-    VARIES,
-    Bound,
     Claim,
-    ClaimSpec,
-    Gap,
-    Margin,
     book_problems,
-    check_bound,
     claim,
     claim_from_record,
     claim_rows,
     claims_table,
     counts,
-    describe_rule,
-    format_value,
     json_value,
     read_claims,
     tally,
@@ -77,5 +66,16 @@ from iclr25.core.plots import (
     slider_figure,
     use_offline_plotly,
 )
+from iclr25.core.registry import (
+    AFTER_THE_RUN,
+    KINDS,
+    MIN_RUNS,
+    SMOLLM2,
+    VARIES,
+    ClaimSpec,
+    Gap,
+    format_value,
+)
+from iclr25.core.rules import Bound, Margin, check_bound, describe_rule
 from iclr25.core.timing import Timing, alternate
 from iclr25.core.training import train, train_epoch, train_seeds
