@@ -294,10 +294,11 @@ fit_r2 = np.mean([column(NAMES[a], "R2 test (ID)")  # a seed's two models
                   for a in ("dra", "relu")], axis=0)
 fits = per_seed[per_seed.model.isin([NAMES["dra"], NAMES["relu"]])]
 worst = fits.loc[fits["R2 test (ID)"].idxmin()]
-core.claim("fits-training-genera", estimate=stats.over_runs(fit_r2), quote=dict(
-    worst_model=worst.model, worst_seed=int(worst.seed),
-    worst_r2=worst["R2 test (ID)"], epochs=p.epochs, others=len(fits) - 1,
-    others_r2=fits["R2 test (ID)"].drop(worst.name).min()))
+core.claim("fits-training-genera", estimate=stats.over_runs(fit_r2),
+           quote=dict(worst_model=worst.model, worst_seed=int(worst.seed),
+                      worst_r2=worst["R2 test (ID)"], epochs=p.epochs,
+                      others=len(fits) - 1,
+                      others_r2=fits["R2 test (ID)"].drop(worst.name).min()))
 
 # %%
 mae = {a: column(NAMES[a], "MAE OOD") for a in ("dra", "relu")}
