@@ -7,14 +7,14 @@ import shutil
 import pandas as pd
 import pytest
 
-from iclr25 import build, sweep, toc
+from iclr25 import build, cluster, sweep, toc
 from iclr25.core import ParameterError
 
 GRID = ("-g", "seed=0,1", "-g", "m=400,500")  # m=400: sro's smoke value
 
 
 def cores() -> int:
-    return len(os.sched_getaffinity(0))
+    return build.cores()
 
 
 @pytest.fixture(scope="module")
@@ -84,10 +84,10 @@ def test_a_failing_point_is_recorded_on_a_cluster_given_by_its_address(cli, tmp_
     from distributed import LocalCluster
 
     # s=200 is a valid parameter, but the smoke problem has only d=100 features
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as local:
         result = cli(
             "sweep", "sro", "-g", "s=3,200", "--smoke", "--scheduler",
-            cluster.scheduler_address, "--out", str(tmp_path),
+            local.scheduler_address, "--out", str(tmp_path),
         )  # fmt: skip
     assert result.returncode == 1
     failed = [line for line in result.stderr.splitlines() if line.startswith("iclr25: ")]
@@ -250,9 +250,9 @@ def test_figures_are_a_line_over_one_parameter_and_a_heatmap_over_two():
 def test_gpus_give_each_local_worker_its_own_device():
     """Left alone, four workers on a four-GPU machine all used the first: each now sees
     one device alone, which the kernels of its points inherit (fake ids will do)."""
-    gpus = sweep.parse_gpus("7,GPU-fake")
+    gpus = cluster.parse_gpus("7,GPU-fake")
     assert gpus == ["7", "GPU-fake"]
-    with sweep.connect(gpus=gpus) as client:  # one worker per device
+    with cluster.connect(gpus=gpus) as client:  # one worker per device
         seen = client.run(lambda: os.environ.get("CUDA_VISIBLE_DEVICES"))
     assert sorted(seen.values()) == sorted(gpus)
 
@@ -264,13 +264,13 @@ def test_a_cluster_is_found_by_its_scheduler_file(tmp_path):
     with (
         LocalCluster(
             n_workers=1, dashboard_address=":0", scheduler_kwargs={"scheduler_file": str(named)}
-        ) as cluster,
-        sweep.connect(scheduler_file=str(named)) as client,
+        ) as local,
+        cluster.connect(scheduler_file=str(named)) as client,
     ):
-        assert client.scheduler.address == cluster.scheduler_address
+        assert client.scheduler.address == local.scheduler_address
     missing = tmp_path / "none.json"
     with pytest.raises(ParameterError, match=f"--scheduler-file {missing}: no scheduler's"):
-        with sweep.connect(scheduler_file=str(missing)):
+        with cluster.connect(scheduler_file=str(missing)):
             pass
 
 
@@ -288,4 +288,4 @@ def test_a_cluster_is_found_by_its_scheduler_file(tmp_path):
 def test_cluster_options_that_do_not_go_together_give_one_line(gpus, options, words):
     with pytest.raises(ParameterError, match=words.replace("(", r"\(")):
         arguments = {"workers": None, "scheduler": None, "scheduler_file": None, **options}
-        sweep.check_cluster(**arguments, gpus=sweep.parse_gpus(gpus) if gpus else None)
+        cluster.check_cluster(**arguments, gpus=cluster.parse_gpus(gpus) if gpus else None)

@@ -240,9 +240,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _points(args: argparse.Namespace, fixed: dict[str, object]) -> list[Point]:
     """The sweep's grid points, or the replication's seeds, every one checked."""
-    from iclr25 import replicate, sweep
+    from iclr25 import cluster, replicate, sweep
 
-    sweep.check_cluster(args.workers, args.scheduler, args.scheduler_file, _gpus(args))
+    cluster.check_cluster(args.workers, args.scheduler, args.scheduler_file, _gpus(args))
     if args.command == "replicate":
         seeds = replicate.parse_seeds(args.seeds)
         return replicate.seed_points(args.slug, seeds, fixed, smoke=args.smoke)
@@ -252,9 +252,9 @@ def _points(args: argparse.Namespace, fixed: dict[str, object]) -> list[Point]:
 
 def _gpus(args: argparse.Namespace) -> list[str] | None:
     """``--gpus 0,1`` as device names, or None where the option is not given."""
-    from iclr25 import sweep
+    from iclr25 import cluster
 
-    return None if args.gpus is None else sweep.parse_gpus(args.gpus)
+    return None if args.gpus is None else cluster.parse_gpus(args.gpus)
 
 
 def _run_sweep(args: argparse.Namespace, points: list[Point], out: Path) -> Sweep | int:
