@@ -1,12 +1,15 @@
-# make book   -- install into .venv, execute every chapter, render _build/html
-# make test   -- install, check style (ruff), then run the whole test suite (what CI runs)
+# make check  -- style (ruff) and the unit tests: the inner loop, no chapter executed
+# make test   -- install, then style, the unit tests, every chapter's smoke run and
+#                JupyterLab's check: what a newcomer runs to know the install works
+# make book   -- install, execute every chapter at book scale, render _build/html, then
+#                the checks that need the book (claims, figures offline, the Scoreboard)
 # make run SLUG=sro ARGS="-p seed=3"   -- execute one chapter into runs/<slug>
 # make lab    -- JupyterLab on this machine: the chapters open as notebooks, live controls work
 VENV   := .venv
 PYTHON := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser book test run lab clean
+.PHONY: install browser check book test run lab clean
 
 install: $(STAMP)
 
@@ -20,14 +23,21 @@ $(STAMP): requirements.txt constraints.txt lib/pyproject.toml
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
 
-book: install
-	$(VENV)/bin/jupyter-book build --all -W -n --keep-going .
+# The tiers are pytest markers (tests/pytest.ini): unit, smoke, book, browser. The book
+# tests build the book first (tests/conftest.py, book_build), under the chapters' limits.
+book: install browser
+	$(PYTHON) -m pytest tests -m book
 
 # Style first (seconds): ruff lints everything and checks the format of lib/ and tests/.
+check: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PYTHON) -m pytest tests -m unit
+
 test: install browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PYTHON) -m pytest tests
+	$(PYTHON) -m pytest tests -m "not book"
 
 run: install
 	$(PYTHON) -m iclr25 run $(SLUG) $(ARGS)

@@ -95,13 +95,23 @@ def needs_book(item: pytest.Item) -> bool:
     return "book" in getattr(item, "fixturenames", ())
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by these markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests that need the built book run last, so that the others run while it
-    builds (:func:`book_build`). Such a test may wait for the whole build: its time limit
-    is the book's wall-clock backstop, plus a minute (the build itself is held to its
-    CPU limit); others keep pytest.ini's."""
+    """The tiers: a test that needs the built book is marked ``book``, one that drives
+    the browser ``browser``; one marked ``smoke`` executes chapters or notebooks; every
+    other test is ``unit`` (``make check``). The tests that need the built book run
+    last, so that the others run while it builds (:func:`book_build`). Such a test may
+    wait for the whole build: its time limit is the book's wall-clock backstop, plus a
+    minute (the build itself is held to its CPU limit); others keep pytest.ini's."""
     from iclr25 import build, toc
 
+    for item in items:
+        if needs_book(item):
+            item.add_marker(pytest.mark.book)
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+        if not any(item.get_closest_marker(name) for name in ("book", "browser", "smoke")):
+            item.add_marker(pytest.mark.unit)
     items.sort(key=needs_book)  # stable: the order within each group stays
     limit = toc.book_wall_backstop(build.jobs_and_threads()[0]) + 60
     for item in filter(needs_book, items):

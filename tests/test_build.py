@@ -13,6 +13,8 @@ from jupyter_cache import get_cache
 
 from iclr25 import build, toc
 
+pytestmark = pytest.mark.smoke  # most tests here execute notebooks in kernels
+
 
 def _notebook(tmp_path, name, *cells):
     text = "\n\n".join(f"# %%\n{cell}" for cell in cells)

@@ -36,6 +36,7 @@ def test_bad_input_exits_2_with_one_line(cli, args, words):
     assert len(lines) == 1 and words in lines[0], result.stderr
 
 
+@pytest.mark.smoke
 def test_run_writes_notebook_and_claims(cli, tmp_path):
     result = cli("run", "sro", "--smoke", "-p", "seed=3", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr  # a smoke run's claims decide nothing

@@ -20,6 +20,8 @@ import pytest
 
 from iclr25 import run, toc
 
+pytestmark = pytest.mark.smoke  # every test here starts a kernel
+
 CHAPTERS = ("fine", "mcqa", "dlgn")
 
 

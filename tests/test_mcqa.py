@@ -329,6 +329,7 @@ def test_capitals_come_from_the_editing_facts():
     assert all(editing_capitals[c] == city for c, city in mcqa.CAPITALS if c in editing_capitals)
 
 
+@pytest.mark.smoke
 def test_two_smoke_runs_give_identical_claims(tmp_path, monkeypatch):
     """The chapter is deterministic for a seed: two smoke runs (a tinier model than the
     smoke's, to keep the test cheap), each training its tiny model afresh (an empty cache

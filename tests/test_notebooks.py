@@ -205,6 +205,7 @@ def test_notebook_passes_only_evidence_to_claim(slug):
             assert given <= set(EVIDENCE), f"{ast.unparse(node)[:60]}: {given}"
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("slug", BUILT)
 def test_chapter_runs_in_smoke_mode(slug, tmp_path):
     notebook, claims = run.execute(slug, tmp_path, smoke=True)
@@ -223,6 +224,7 @@ def test_chapter_runs_in_smoke_mode(slug, tmp_path):
         assert len(shown) == len(set(shown)), f"a cell shows one figure twice: {cell['source']}"
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("slug", BUILT)
 def test_chapter_stops_on_an_unknown_parameter_in_the_notebook(slug, tmp_path, monkeypatch):
     # papermill only warns about unknown parameters; the chapter itself must refuse them
@@ -336,6 +338,7 @@ def test_template_is_runnable_but_not_a_chapter():
     assert toc.TEMPLATE not in toc.ALL and toc.TEMPLATE not in toc.built()
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("smoke", [True, False], ids=["smoke", "book"])
 def test_template_runs_with_its_claims_holding(smoke, tmp_path):
     notebook, claims = run.execute(toc.TEMPLATE.slug, tmp_path, smoke=smoke)

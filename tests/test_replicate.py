@@ -35,6 +35,7 @@ def recorded(out, seed: int) -> dict[str, dict]:
     raise AssertionError(f"no point of seed {seed} in {out}")
 
 
+@pytest.mark.smoke
 def test_a_smoke_run_over_two_seeds_of_the_template_prints_the_table(replicated):
     result, out = replicated
     assert result.returncode == 0, result.stderr
@@ -59,6 +60,7 @@ def test_a_smoke_run_over_two_seeds_of_the_template_prints_the_table(replicated)
     assert f"wrote {out / 'replicate.md'}" in result.stdout
 
 
+@pytest.mark.smoke
 def test_replicating_again_into_the_folder_reruns_nothing_and_prints_the_same_table(
     cli, replicated
 ):
@@ -70,6 +72,7 @@ def test_replicating_again_into_the_folder_reruns_nothing_and_prints_the_same_ta
     assert table in again.stdout
 
 
+@pytest.mark.smoke
 def test_replicate_runs_on_the_cluster_given_by_its_address_with_the_same_seed_s_claims(
     cli, replicated, tmp_path
 ):
@@ -244,6 +247,7 @@ def test_many_seeds_continue_in_blocks_within_the_width():
     assert "not recorded" in text  # the other claims, which these runs lack
 
 
+@pytest.mark.smoke
 def test_a_seed_that_failed_shows_error_is_named_after_the_table_and_exits_1(
     monkeypatch, capsys, tmp_path
 ):

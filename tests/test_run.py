@@ -7,6 +7,8 @@ from papermill.exceptions import PapermillExecutionError
 
 from iclr25 import run
 
+pytestmark = pytest.mark.smoke  # every test here starts a kernel
+
 
 def _notebook(tmp_path, *cells):
     path = tmp_path / "chapter.py"

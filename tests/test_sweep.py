@@ -25,6 +25,7 @@ def swept(cli, tmp_path_factory):
     return result, out
 
 
+@pytest.mark.smoke
 def test_local_cluster_runs_a_2x2_smoke_sweep(swept):
     result, out = swept
     assert result.returncode == 0, result.stderr
@@ -58,6 +59,7 @@ def test_local_cluster_runs_a_2x2_smoke_sweep(swept):
         assert {f.name for f in point.iterdir()} == {"sro.ipynb", "sro.claims.json", "point.json"}
 
 
+@pytest.mark.smoke
 def test_resume_skips_finished_points_and_redoes_a_truncated_one(cli, swept, tmp_path):
     out = tmp_path / "sweep"
     shutil.copytree(swept[1], out)
@@ -80,6 +82,7 @@ def test_resume_skips_finished_points_and_redoes_a_truncated_one(cli, swept, tmp
     assert len(pd.read_parquet(out / "sweep.parquet")) == 4 * len(toc.get("sro").module().CLAIMS)
 
 
+@pytest.mark.smoke
 def test_a_failing_point_is_recorded_on_a_cluster_given_by_its_address(cli, tmp_path):
     from distributed import LocalCluster
 
@@ -128,6 +131,7 @@ def test_bad_grid_gives_one_line_and_runs_nothing(cli, tmp_path, args, words):
     assert not out.exists()
 
 
+@pytest.mark.smoke
 def test_a_sweep_point_has_the_claims_of_run_with_its_seed(cli, swept, tmp_path):
     table = pd.read_parquet(swept[1] / "sweep.parquet")
     smoke_m = toc.get("sro").module().SMOKE["m"]
@@ -247,6 +251,7 @@ def test_figures_are_a_line_over_one_parameter_and_a_heatmap_over_two():
     assert page.count("Plotly.newPlot") == 2 and "<script src=" not in page
 
 
+@pytest.mark.smoke
 def test_gpus_give_each_local_worker_its_own_device():
     """Left alone, four workers on a four-GPU machine all used the first: each now sees
     one device alone, which the kernels of its points inherit (fake ids will do)."""
@@ -257,6 +262,7 @@ def test_gpus_give_each_local_worker_its_own_device():
     assert sorted(seen.values()) == sorted(gpus)
 
 
+@pytest.mark.smoke
 def test_a_cluster_is_found_by_its_scheduler_file(tmp_path):
     from distributed import LocalCluster
 
