@@ -26,7 +26,7 @@ browser:
 # The tiers are pytest markers (tests/pytest.ini): unit, smoke, book, browser. The book
 # tests build the book first (tests/conftest.py, book_build), under the chapters' limits.
 book: install browser
-	$(PYTHON) -m pytest tests -m book
+	$(PYTHON) -m pytest tests -m book --capture=no
 
 # Style first (seconds): ruff lints everything and checks the format of lib/ and tests/.
 check: install

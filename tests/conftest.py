@@ -4,6 +4,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -148,11 +149,34 @@ def book_build(request, tmp_path_factory) -> Iterator[Future | None]:
             cancel=cancel,
         ), log
 
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    with ThreadPoolExecutor(max_workers=2) as pool:
         try:
-            yield pool.submit(run)
+            built = pool.submit(run)
+            pool.submit(show_progress, log, built, reporter)
+            yield built
         finally:
             cancel.set()
+
+
+def show_progress(log: Path, built: Future, reporter: pytest.TerminalReporter) -> None:
+    """The build's progress lines (``iclr25: ...``: each chapter as it starts and ends,
+    the time left) through pytest's reporter as they reach its log, until the build
+    ends. ``make book`` runs pytest with ``--capture=no``, so they reach the terminal;
+    with capture on, they go with the output of the test running at the time."""
+    seen = 0
+    while True:
+        done = built.done()
+        text = log.read_text() if log.exists() else ""
+        lines = text[: text.rfind("\n") + 1].splitlines()  # whole lines only
+        for line in lines[seen:]:
+            if line.startswith("iclr25: "):
+                reporter.write_line(line)
+                reporter.flush()  # a log file, as in CI, is not flushed line by line
+        seen = len(lines)
+        if done:
+            return
+        time.sleep(2)
 
 
 @pytest.fixture(scope="session")
