@@ -264,16 +264,16 @@ by_site.loc[list(models)].round(2)
 #
 # `n_fresh_sites` new sites of the same population, each with 60 subjects at
 # prevalence 0.5 and site effects of the training sites' strength, go through
-# every trained model (inference only). The site is the unit: a model's
-# accuracy on a site, averaged over its training seeds, and a difference
-# between two methods paired by site, with a paired bootstrap interval over
-# the sites. The rules were fixed before the run: ERM loses more than 5
-# points from its ID test to the new sites (setup: the shift is real, paired
-# over ERM's seeds); BrainOOD gains more than 2 points over ERM; BrainOOD
-# beats the baseline with the best mean on these sites, which the choice
-# favours; and each component of BrainOOD adds accuracy (BrainOOD minus the
-# ablation). The ablations train one seed each: their
-# intervals span the sites, not the training seeds.
+# every trained model (inference only). The site is the unit: a model's accuracy
+# on a site, averaged over its training seeds, and a difference between two
+# methods paired by site, with a paired bootstrap interval over the sites. The
+# rules were fixed before the run: ERM loses more than 5 points from its ID test
+# to the new sites (setup: the shift is real, a t interval paired over ERM's
+# seeds, each an independent training run); BrainOOD gains more than 2 points over
+# ERM; BrainOOD beats the baseline with the best mean on these sites, which the
+# choice favours; and each component of BrainOOD adds accuracy (BrainOOD minus the
+# ablation). The ablations train one seed each: their intervals span the sites,
+# not the training seeds.
 
 # %%
 n_site = 60

@@ -280,9 +280,10 @@ core.explore(scatter_figure, ACTS, "activation");
 
 # %% [markdown]
 # The claims, each decided over the seeds, independent training runs, with a 95%
-# t interval (`core.stats`). The setup claim first: the networks fit the training genera. Then
-# the capability, the DRA network's OOD error against the null regressor's, and the
-# paper's ranking, DRA's OOD error against ReLU's from the same seed.
+# t interval (`core.stats`). The setup claim first: the networks fit the training
+# genera. Then the capability, the DRA network's OOD error against the null
+# regressor's, and the paper's ranking, DRA's OOD error against ReLU's from the
+# same seed.
 
 # %%
 def column(label, name):

@@ -53,7 +53,7 @@ from iclr25.core.registry import (
     format_value,
 )
 from iclr25.core.rules import Margin, check_bound, describe_rule
-from iclr25.core.stats import UNITS, Estimate
+from iclr25.core.stats import UNITS, Estimate, size
 
 CLAIM_MIME = "application/vnd.iclr25.claim+json"
 OUTCOMES = ("holds", "contradicted", "inconclusive")
@@ -132,11 +132,8 @@ class Claim:
 
     @property
     def size(self) -> str:
-        """What the estimate rests on: ``5 runs × 1000 items``, ``30 items``, or
-        ``n = 30`` in a record without a unit."""
-        if self.unit == "runs" and self.items:
-            return f"{self.n} runs × {self.items} items"
-        return f"{self.n} {self.unit}" if self.unit else f"n = {self.n}"
+        """What the estimate rests on (:func:`iclr25.core.stats.size`)."""
+        return size(self.n, self.unit, self.items)
 
     @property
     def interval(self) -> str:

@@ -63,6 +63,14 @@ UNITS = ("runs", "items")
 """What an estimate's ``n`` counts: independent training runs, or items of one model."""
 
 
+def size(n: int | None, unit: str | None, items: int | None = None) -> str:
+    """What an estimate rests on, in words: ``5 runs × 1000 items``, ``5 runs``,
+    ``30 items``, or ``n = 30`` where the unit is not said."""
+    if unit == "runs" and items:
+        return f"{n} runs × {items} items"
+    return f"{n} {unit}" if unit else f"n = {n}"
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A value with its ``confidence`` interval ``[low, high]`` over ``n`` units.
@@ -85,10 +93,8 @@ class Estimate:
 
     @property
     def size(self) -> str:
-        """``5 runs × 1000 items``, ``5 runs``, ``30 items``, or ``n = 30`` without a unit."""
-        if self.unit == "runs" and self.items:
-            return f"{self.n} runs × {self.items} items"
-        return f"{self.n} {self.unit}" if self.unit else f"n = {self.n}"
+        """What it rests on, in words (:func:`size`)."""
+        return size(self.n, self.unit, self.items)
 
     def __str__(self) -> str:
         return f"{self.value:.3g} [{self.low:.3g}, {self.high:.3g}] ({self.size})"
