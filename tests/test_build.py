@@ -248,11 +248,11 @@ def test_without_cpu_affinity_as_on_macos_the_build_takes_every_core(monkeypatch
 def test_chapter_kernels_get_the_threads_and_the_allocator_settings(tmp_path, monkeypatch):
     for name in build.ALLOCATOR_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    env = build._environment(2, tmp_path / "cache.log")
+    env = build._environment("sro", 2, tmp_path / "cache.log")
     assert all(env[name] == "2" for name in build.THREAD_VARIABLES)
     assert {name: env[name] for name in build.ALLOCATOR_VARIABLES} == build.ALLOCATOR_VARIABLES
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")  # the reader's own setting wins
-    assert build._environment(2, tmp_path / "cache.log")["MALLOC_MMAP_THRESHOLD_"] == "65536"
+    assert build._environment("sro", 2, tmp_path / "cache.log")["MALLOC_MMAP_THRESHOLD_"] == "65536"
 
 
 def test_limits_come_from_the_budgets():

@@ -1,6 +1,9 @@
 """`python -m iclr25`: listing, running, and one clear line for bad input."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -26,6 +29,9 @@ def test_list_shows_chapters_and_parameters(cli):
         (("run", "sro", "-p", "device=tpu"), "parameter 'device' got 'tpu'; accepted: one of "),
         (("frobnicate",), "argument command: invalid choice: 'frobnicate'"),
         (("claims", "no/such/folder"), "no folder no/such/folder: give the folder that"),
+        (("cache", "clear", "nope"), "unknown chapter 'nope'; built chapters: sro"),
+        (("cache", "list", "sro"), "cache list takes no chapter (got 'sro')"),
+        (("cache", "empty"), "argument action: invalid choice: 'empty'"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli, args, words):
@@ -50,6 +56,27 @@ def test_run_writes_notebook_and_claims(cli, tmp_path):
     for c in record["claims"]:
         assert f"[{c['status']}] sro/{c['id']} ({c['kind']})" in shown.stdout
     assert shown.stdout.strip().splitlines()[-1].startswith("fidelity: ")
+
+
+def test_cache_list_shows_and_cache_clear_removes_a_chapters_artefacts(cli, tmp_path):
+    env = {**os.environ, "ICLR25_CACHE": str(tmp_path)}
+    for chapter, name in (("sro", "sro-model"), ("fine", "fine-model"), ("sro", "shared")):
+        make = f"from iclr25 import core; core.cached({name!r}, {{}}, lambda: [1.0])"
+        chapters = {**env, "ICLR25_CHAPTER": chapter}
+        subprocess.run([sys.executable, "-c", make], env=chapters, check=True)
+    shown = cli("cache", "list", env=env)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.strip().splitlines()
+    assert lines[0].startswith(f"{tmp_path}: 3 artefacts, ")
+    assert [line.split()[0] for line in lines[1:]] == ["fine-model", "shared", "sro-model"]
+    assert lines[-1].split()[-1] == "sro" and " s " in lines[-1]  # chapter, age in seconds
+    cleared = cli("cache", "clear", "sro", env=env)
+    assert cleared.stdout.startswith("removed 2 artefacts that sro used (")
+    assert [line.split()[0] for line in cli("cache", "list", env=env).stdout.splitlines()[1:]] == [
+        "fine-model"
+    ]
+    assert cli("cache", "clear", env=env).stdout.startswith("removed 1 artefact (")
+    assert not list(tmp_path.iterdir())
 
 
 def test_claims_of_a_folder_without_runs_says_so_in_one_line(cli, tmp_path):

@@ -1,5 +1,6 @@
 """Unit tests of the shared substrate, iclr25.core."""
 
+import os
 import time
 import warnings
 
@@ -178,10 +179,84 @@ def test_a_nested_build_is_logged_with_its_own_cpu_time(cache, monkeypatch):
     assert inner >= 0.6 and 0.3 <= outer_own < 0.55  # the inner build is not counted twice
 
 
+TRAINING = """
+import torch
+
+def fit(width):
+    # one step of a training loop, say
+    return {"w": torch.full((width,), 1.0)}
+"""
+
+
+def test_an_edited_training_function_misses_the_cache(cache, tmp_path, monkeypatch):
+    """The key holds the code that builds an artefact: the module of the function that
+    ``build`` calls. A changed line rebuilds; a changed comment or docstring does not."""
+    import importlib
+
+    folder = tmp_path / "code"
+    folder.mkdir()
+    module = folder / "toy_training.py"
+    module.write_text(TRAINING)
+    monkeypatch.syspath_prepend(str(folder))
+    toy = importlib.import_module("toy_training")
+    built = []
+
+    def width_two():
+        built.append(1)
+        return toy.fit(2)
+
+    def edit(old: str, new: str) -> None:
+        module.write_text(module.read_text().replace(old, new))
+        os.utime(module, ns=(time.time_ns(), time.time_ns()))
+        importlib.reload(toy)
+
+    assert torch.equal(core.cached("toy", {"w": 2}, width_two)["w"], torch.ones(2))
+    edit("# one step of a training loop, say", '"""A docstring."""  # and a comment')
+    assert torch.equal(core.cached("toy", {"w": 2}, width_two)["w"], torch.ones(2))
+    assert len(built) == 1  # a comment and a docstring: the same code
+    edit("1.0", "2.0")
+    assert torch.equal(core.cached("toy", {"w": 2}, width_two)["w"], torch.full((2,), 2.0))
+    assert len(built) == 2 and len(list(cache.glob("toy-*.pt"))) == 2
+
+
+def test_fingerprints_count_our_code_not_the_libraries(monkeypatch):
+    from iclr25.core import cache as module
+    from iclr25.llm import models
+
+    named = {m.__name__ for m in module._modules_named(models.train_tiny)}
+    assert {"iclr25.llm.models", "iclr25.core.training"} <= named
+    assert not {"torch", "iclr25.core.cache"} & named
+    assert core.fingerprint(lambda: models.train_tiny) == core.fingerprint(
+        lambda: models.train_tiny  # another lambda, the same code
+    )
+    namespace = {}  # a notebook's function: no module file, its own source counts
+    exec("def build():\n    return 1\n", namespace)
+    assert len(core.fingerprint(namespace["build"])) == 16
+
+
+def test_the_cache_lists_and_clears_artefacts_by_chapter(cache, monkeypatch):
+    monkeypatch.setenv(core.CHAPTER, "sro")
+    core.cached("sro-model", {"k": 1}, lambda: torch.ones(2))
+    core.cached("shared", {"k": 1}, lambda: torch.ones(2))
+    monkeypatch.setenv(core.CHAPTER, "fine")
+    core.cached("shared", {"k": 1}, lambda: torch.ones(2))
+    core.cached_dir("fine-files", {"k": 1}, lambda f: (f / "a.txt").write_text("a"))
+    found = {a.name: a.chapters for a in core.artefacts()}
+    assert found == {"sro-model": ("sro",), "shared": ("fine", "sro"), "fine-files": ("fine",)}
+    for a in core.artefacts():
+        if "fine" in a.chapters:
+            a.remove()
+    assert [a.name for a in core.artefacts()] == ["sro-model"]
+    assert sorted(p.name.split("-")[0] for p in cache.iterdir()) == [
+        "sro",
+        "sro",
+    ]  # and its side file
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
 def test_cached_rebuilds_a_damaged_file(cache, damage):
     core.cached("model", {"width": 4}, lambda: torch.ones(1000))
-    path = core.cache_path("model", {"width": 4})
+    (path,) = cache.glob("model-*.pt")
     blob = bytearray(path.read_bytes())
     if damage == "truncate":
         blob = blob[: len(blob) // 2]

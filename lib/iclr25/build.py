@@ -232,10 +232,11 @@ class Progress:
             self.bar.close()
 
 
-def _environment(threads: int, cache_log: Path) -> dict[str, str]:
-    from iclr25.core import CACHE_LOG
+def _environment(slug: str, threads: int, cache_log: Path) -> dict[str, str]:
+    from iclr25.core import CACHE_LOG, CHAPTER
 
     env = dict(os.environ)
+    env[CHAPTER] = slug
     env.update({name: str(threads) for name in THREAD_VARIABLES})
     env.update({name: os.environ.get(name, value) for name, value in ALLOCATOR_VARIABLES.items()})
     env[CACHE_LOG] = str(cache_log)
@@ -314,7 +315,7 @@ def execute_chapters(
                     process = subprocess.Popen(
                         [sys.executable, "-m", "iclr25.build", str(sources[slug]), str(folder)]
                         + [str(WALL_BACKSTOP * run.cpu_limit_s)],
-                        env=_environment(threads, folder / "cache.log"),
+                        env=_environment(slug, threads, folder / "cache.log"),
                         stdout=subprocess.DEVNULL,
                         stderr=stderr,
                     )

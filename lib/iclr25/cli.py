@@ -6,6 +6,8 @@
     python -m iclr25 sweep sro -g seed=0,1,2 -g m=400,600 [--workers 2 | --scheduler ADDRESS
         | --scheduler-file PATH | --gpus 0,1,2,3]
     python -m iclr25 replicate sro --seeds 1000,1001,1002 [--workers 2 | --scheduler ADDRESS]
+    python -m iclr25 cache list
+    python -m iclr25 cache clear [sro]
 
 Bad input (an unknown chapter or parameter, a value of the wrong type or out of
 range, in any point of a sweep's grid, a bad ``--seeds`` list, or an ``--out`` folder
@@ -17,7 +19,10 @@ interrupted (the same command resumes). ``claims`` prints the claims that runs w
 a folder, with the scoreboard's summary. ``replicate`` is a sweep over the seed alone
 (:mod:`iclr25.replicate`): it prints each claim's outcome at each seed, flags a claim
 that holds at one seed and is contradicted at another (``FLIPS``; a flip is a result,
-so it exits 0), and writes the table to ``replicate.md`` in its folder.
+so it exits 0), and writes the table to ``replicate.md`` in its folder. ``cache list``
+shows the model cache's artefacts (:func:`iclr25.core.artefacts`): each one's size,
+age and the chapters that used it; ``cache clear`` removes them all, ``cache clear
+SLUG`` those that chapter used.
 """
 
 from __future__ import annotations
@@ -88,6 +93,11 @@ def _parser() -> argparse.ArgumentParser:
         "use 1000 and up)",
     )
     _dask_options(replicate, "points, replicate.md, sweep.parquet and sweep.html", "replicate")
+    cache = sub.add_parser("cache", help="list or clear the model cache's artefacts")
+    cache.add_argument("action", choices=["list", "clear"])
+    cache.add_argument(
+        "slug", nargs="?", help="with clear: only the artefacts this chapter used (e.g. sro)"
+    )
     claims = sub.add_parser("claims", help="print the claims recorded in a folder of runs")
     claims.add_argument(
         "folder",
@@ -171,6 +181,51 @@ def _list() -> None:
             print(f"    {name} = {p.default!r}  {p.help}; {p.accepted(name)}{smoke}")
 
 
+def _cache(action: str, slug: str | None) -> int:
+    """``cache list``, or ``cache clear [SLUG]``; a bad chapter name exits 2."""
+    import time
+
+    from iclr25 import core
+
+    if slug is not None:
+        try:
+            toc.get(slug)
+            if action == "list":
+                raise ValueError(f"cache list takes no chapter (got {slug!r}); it lists them all")
+        except ValueError as err:
+            print(f"iclr25: error: {err}", file=sys.stderr)
+            return 2
+    found = core.artefacts()
+    if action == "list":
+        now = time.time()
+        total = _size(sum(a.size for a in found))
+        print(f"{core.cache_dir()}: {len(found)} artefact{'s' * (len(found) != 1)}, {total}")
+        for a in found:
+            age = _age(now - a.modified)
+            print(f"  {a.name:<36} {_size(a.size):>9} {age:>9}  {', '.join(a.chapters) or '-'}")
+        return 0
+    chosen = [a for a in found if slug is None or slug in a.chapters]
+    for a in chosen:
+        a.remove()
+    which = f" that {slug} used" if slug else ""
+    print(
+        f"removed {len(chosen)} artefact{'s' * (len(chosen) != 1)}{which} "
+        f"({_size(sum(a.size for a in chosen))}) from {core.cache_dir()}"
+    )
+    return 0
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MB"
+
+
+def _age(seconds: float) -> str:
+    for unit, length in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= length:
+            return f"{seconds / length:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
 def _overrides(slug: str, pairs: list[str]) -> dict[str, object]:
     schema = toc.get(slug).module().PARAMETERS
     values: dict[str, object] = {}
@@ -193,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         _list()
         return 0
+    if args.command == "cache":
+        return _cache(args.action, args.slug)
     if args.command == "claims":
         from iclr25 import scoreboard
 

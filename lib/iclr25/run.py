@@ -37,7 +37,7 @@ from iclr25.build import (
     speed_factor,
     speed_probe,
 )
-from iclr25.core import Claim, read_claims, validate
+from iclr25.core import CHAPTER, Claim, read_claims, validate
 
 ERROR_FIELDS = ("cell_index", "exec_count", "source", "ename", "evalue", "traceback")
 """A ``PapermillExecutionError``'s fields, as papermill's process hands them back."""
@@ -111,7 +111,7 @@ def execute(
         params,
         cpu_limit_s=toc.chapter_cpu_limit(chapter) * speed_factor(speed_probe()),
         progress=progress,
-        environment=environment,
+        environment={CHAPTER: slug, **(environment or {})},
     )
     claims = read_claims(executed)
     (out_dir / f"{slug}.claims.json").write_text(

@@ -9,7 +9,8 @@ starts the claims record. ``from iclr25 import core`` gives all of it; the files
   one-line errors), :func:`seed_everything`, :func:`threads`, :func:`get_device`, and
   :func:`chapter`, the entry point;
 * ``cache.py`` -- :func:`cached`, :func:`cached_dir`: trained artefacts (a value, or a
-  folder of files) keyed by a hash of their configuration;
+  folder of files) keyed by a hash of their configuration and of the code that builds
+  them (:func:`fingerprint`); :func:`artefacts`, what the cache holds;
 * ``training.py`` -- :func:`train`, :func:`train_epoch`: a small loop with tqdm;
   :func:`train_seeds`: K seeds of one small model trained as one batched model;
 * ``plots.py`` -- the offline plotly renderer, :func:`plot`, :func:`estimates_figure`
@@ -26,10 +27,14 @@ starts the claims record. ``from iclr25 import core`` gives all of it; the files
 from iclr25.core import claims, stats
 from iclr25.core.cache import (
     CACHE_LOG,
+    CHAPTER,
+    Artefact,
+    artefacts,
     cache_dir,
     cache_path,
     cached,
     cached_dir,
+    fingerprint,
 )
 from iclr25.core.claims import (
     CLAIM_MIME,

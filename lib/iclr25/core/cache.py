@@ -1,24 +1,33 @@
 """The cache of trained artefacts: a value, or a folder of files, keyed by a hash of
-its configuration (``$ICLR25_CACHE``, else ``~/.cache/iclr25``)."""
+its configuration and of the code that builds it (``$ICLR25_CACHE``, else
+``~/.cache/iclr25``).
+
+The code's part of the key is :func:`fingerprint`: an edited training function misses
+the cache and is trained again, so no page shows numbers from code that no longer
+exists. Beside each artefact a small ``.json`` file names the chapters that used it,
+for ``python -m iclr25 cache list`` and ``cache clear SLUG`` (:func:`artefacts`)."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import functools
 import hashlib
+import inspect
 import io
 import json
 import os
 import pickle
+import shutil
+import sys
 import tempfile
 import time
+import types
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # torch is imported lazily: `python -m iclr25 list` should be quick
-    pass
-
+from typing import Any
 
 # ---------------------------------------------------------------------------------
 # Cache of trained artefacts
@@ -30,10 +39,227 @@ def cache_dir() -> Path:
     return Path(os.environ.get("ICLR25_CACHE", Path.home() / ".cache" / "iclr25"))
 
 
-def cache_path(name: str, config: Mapping[str, Any]) -> Path:
-    """Where the artefact ``name`` built from ``config`` (JSON-serialisable) is kept."""
-    key = hashlib.sha256(json.dumps([name, config], sort_keys=True).encode()).hexdigest()
+def cache_path(name: str, config: Mapping[str, Any], code: str = "") -> Path:
+    """Where the artefact ``name`` built from ``config`` (JSON-serialisable) by the code
+    whose :func:`fingerprint` is ``code`` is kept."""
+    key = hashlib.sha256(json.dumps([name, config, code], sort_keys=True).encode()).hexdigest()
     return cache_dir() / f"{name}-{key[:16]}.pt"
+
+
+# ---------------------------------------------------------------------------------
+# The code's part of the key
+# ---------------------------------------------------------------------------------
+
+PACKAGE = "iclr25"
+
+
+@functools.cache
+def _installed() -> tuple[str, ...]:
+    """The folders of the standard library and of installed packages, whose modules
+    never count in a fingerprint: a library's code changes with its version, which the
+    lock file pins."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple(
+        {str(Path(paths[k]).resolve()) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    )
+
+
+def fingerprint(build: Callable[..., Any]) -> str:
+    """A digest of the code that builds an artefact: the module in which ``build`` is
+    defined, and the modules of this package's functions and classes that ``build``
+    names directly (``_train``, ``core.train``, ``brainood.fit``; one level deep),
+    this book's modules or any other of the reader's own, never a library's.
+    Each module counts by its syntax tree without docstrings, so a changed line of
+    code changes the digest, and a comment, a docstring or a reformatting does not.
+    A function defined in a notebook, which has no module file, counts by its own
+    source."""
+    while isinstance(build, functools.partial):
+        build = build.func
+    build = inspect.unwrap(build)
+    parts = sorted({_module_digest(m) for m in _modules_named(build)})
+    if not parts:  # defined in a notebook's kernel (``__main__``)
+        parts = [_source_digest(build)]
+    return hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
+
+
+def _modules_named(build: Callable[..., Any]) -> set[types.ModuleType]:
+    """The module of ``build``, and those of the functions and classes that its code
+    names (read from its bytecode, nested functions included), where they are the
+    reader's own code (:func:`_ours`)."""
+    modules: set[types.ModuleType] = set()
+
+    def add(obj: object) -> None:
+        name = getattr(obj, "__module__", None)
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        if module is not None and module is not sys.modules[__name__] and _ours(module):
+            modules.add(module)  # the cache's own code builds nothing
+
+    add(build)
+    code = getattr(build, "__code__", None)
+    scope = getattr(build, "__globals__", {})
+    names: set[str] = set()
+    stack = [code] if code is not None else []
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    free = dict(zip(code.co_freevars, build.__closure__ or ())) if code is not None else {}
+    values = [scope[n] for n in names if n in scope]
+    values += [cell.cell_contents for cell in free.values() if _filled(cell)]
+    for value in values:
+        if isinstance(value, types.ModuleType) and _ours(value):
+            for n in names:  # ``core.train``: the attribute's module
+                add(getattr(value, n, None))
+        elif isinstance(value, types.FunctionType | type):
+            add(value)
+    return modules
+
+
+def _ours(module: types.ModuleType) -> bool:
+    """A module of this book (``lib/iclr25``, installed editable) or another file of
+    the reader's own; not the standard library's or an installed package's."""
+    file = getattr(module, "__file__", None)
+    return bool(file) and not str(Path(file).resolve()).startswith(_installed())
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a closure's variable not yet assigned
+        return False
+    return True
+
+
+def _module_digest(module: types.ModuleType) -> str:
+    path = Path(module.__file__)
+    stat = path.stat()
+    return _file_digest(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    """The digest of a module file's code (:func:`_code_digest`); cached while the file
+    is unchanged, since a chapter asks for many artefacts."""
+    return _code_digest(Path(path).read_text())
+
+
+def _source_digest(build: Callable[..., Any]) -> str:
+    try:
+        return _code_digest(inspect.getsource(build))
+    except (OSError, TypeError):  # no source anywhere: the bytecode itself
+        code = getattr(build, "__code__", None)
+        return hashlib.sha256(code.co_code if code else repr(build).encode()).hexdigest()
+
+
+def _code_digest(source: str) -> str:
+    """SHA-256 of ``source``'s syntax tree with its docstrings dropped (comments,
+    blank lines and formatting never reach the tree); of the text itself where it
+    does not parse alone (a lambda cut out of a longer statement)."""
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return hashlib.sha256(source.encode()).hexdigest()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
+
+
+def _is_docstring(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+# ---------------------------------------------------------------------------------
+# Who used what: for ``cache list`` and ``cache clear``
+# ---------------------------------------------------------------------------------
+
+CHAPTER = "ICLR25_CHAPTER"
+"""Environment variable: the chapter a kernel runs (set by the book's build and by
+``iclr25.run``), recorded beside each artefact it loads or builds."""
+
+
+def _chapter() -> str | None:
+    """The chapter asking for an artefact: :data:`CHAPTER`, else the first chapter
+    package on the call stack (a test calling a chapter's code)."""
+    if os.environ.get(CHAPTER):
+        return os.environ[CHAPTER]
+    frame = sys._getframe(1)
+    while frame is not None:
+        parts = str(frame.f_globals.get("__name__", "")).split(".")
+        if parts[:2] == [PACKAGE, "chapters"] and len(parts) > 2:
+            return parts[2]
+        frame = frame.f_back
+    return None
+
+
+def _note_use(path: Path, name: str) -> None:
+    """Add the asking chapter to the artefact's side file (under the artefact's lock)."""
+    side = path.with_suffix(".json")
+    try:
+        known = json.loads(side.read_text())
+    except (OSError, ValueError):
+        known = {"name": name, "chapters": []}
+    chapter = _chapter()
+    if side.is_file() and (chapter is None or chapter in known["chapters"]):
+        return
+    if chapter is not None:
+        known["chapters"] = sorted({*known["chapters"], chapter})
+    tmp = side.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(known))
+    os.replace(tmp, side)
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """One entry of the cache: its ``name``, the ``chapters`` that used it, its
+    ``path`` (a file, or a folder of files), ``size`` in bytes and ``modified`` time."""
+
+    name: str
+    chapters: tuple[str, ...]
+    path: Path
+    size: int
+    modified: float
+
+    def remove(self) -> None:
+        if self.path.is_dir():
+            shutil.rmtree(self.path)
+        else:
+            self.path.unlink(missing_ok=True)
+        self.path.with_suffix(".json").unlink(missing_ok=True)
+
+
+def artefacts() -> list[Artefact]:
+    """Every artefact in the cache, by name. One kept by an older version of this
+    module, with no side file, has its name read off its file name and no chapters."""
+    found = []
+    root = cache_dir()
+    for path in sorted(root.iterdir()) if root.is_dir() else []:
+        if path.suffix not in (".pt", "") or path.name.endswith(".tmp"):
+            continue
+        try:
+            side = json.loads(path.with_suffix(".json").read_text())
+        except (OSError, ValueError):
+            side = {"name": path.stem.rsplit("-", 1)[0], "chapters": []}
+        files = [f for f in path.rglob("*") if f.is_file()] if path.is_dir() else [path]
+        found.append(
+            Artefact(
+                side["name"],
+                tuple(side["chapters"]),
+                path,
+                sum(f.stat().st_size for f in files),
+                path.stat().st_mtime,
+            )
+        )
+    return sorted(found, key=lambda a: (a.name, a.modified))
 
 
 CACHE_LOG = "ICLR25_CACHE_LOG"
@@ -121,7 +347,8 @@ def _unsafe_leaf(value: Any, where: str = "value") -> tuple[str, Any]:
 def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> Any:
     """Load the artefact for ``config``, or ``build()`` it and store it.
 
-    The file holds the SHA-256 of its payload, then the payload (``torch.save`` of
+    The key holds ``config`` and the :func:`fingerprint` of ``build``'s code. The
+    file holds the SHA-256 of its payload, then the payload (``torch.save`` of
     ``{"config", "value"}``). A file whose digest or config does not match --
     truncated, corrupt or a hash collision -- is rebuilt, never trusted. Loads use
     ``weights_only=True``, so a value must be tensors in plain containers (dicts, lists,
@@ -129,10 +356,12 @@ def cached(name: str, config: Mapping[str, Any], build: Callable[[], Any]) -> An
     is written. Writes are atomic (temporary file, then rename). Processes that want
     the same artefact at once build it once (:func:`_building`).
     """
-    path = cache_path(name, config)
+    path = cache_path(name, config, fingerprint(build))
     config = json.loads(json.dumps(config))  # as it reads back
     with _building(path):
-        return _load_or_build(name, path, config, build)
+        value = _load_or_build(name, path, config, build)
+        _note_use(path, name)
+        return value
 
 
 def _load_or_build(name: str, path: Path, config: Any, build: Callable[[], Any]) -> Any:
@@ -180,9 +409,7 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
     manifest, config or any file's digest does not match is rebuilt, never trusted.
     Processes that want the same folder at once build it once (:func:`_building`).
     """
-    import shutil
-
-    path = cache_path(name, config).with_suffix("")
+    path = cache_path(name, config, fingerprint(build)).with_suffix("")
     config = json.loads(json.dumps(config))  # as it reads back
 
     def digests(folder: Path) -> dict[str, str]:
@@ -206,6 +433,7 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
         if path.is_dir():
             if intact(path):
                 _log_cache("hit", name)
+                _note_use(path, name)
                 return path
             warnings.warn(
                 f"cache directory {path} is corrupt or stale; rebuilding it", stacklevel=2
@@ -225,4 +453,5 @@ def cached_dir(name: str, config: Mapping[str, Any], build: Callable[[Path], Non
                 raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        _note_use(path, name)
         return path
