@@ -92,16 +92,29 @@ def pytest_configure(config: pytest.Config) -> None:
     torch.set_num_threads(1)
 
 
+def _site(item: pytest.Item) -> str | None:
+    """Which site a test of the rendered pages reads (its ``html`` parameter):
+    ``"smoke"`` (``make test``) or ``"book"`` (``make book``); None for other tests."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("html") if callspec is not None else None
+
+
 def needs_book(item: pytest.Item) -> bool:
-    return "book" in getattr(item, "fixturenames", ())
+    return "book" in getattr(item, "fixturenames", ()) or _site(item) == "book"
+
+
+def needs_smoke_site(item: pytest.Item) -> bool:
+    return _site(item) == "smoke"
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by these markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tiers: a test that needs the built book is marked ``book``, one that drives
-    the browser ``browser``; one marked ``smoke`` executes chapters or notebooks; every
-    other test is ``unit`` (``make check``). The tests that need the built book run
-    last, so that the others run while it builds (:func:`book_build`). Such a test may
+    the browser ``browser``; one marked ``smoke`` executes chapters or notebooks, or
+    reads the site rendered from the smoke runs; every other test is ``unit`` (``make
+    check``). The tests of the smoke site run after the smoke runs, whose notebooks it
+    is made of (:func:`smoke_site`), and those that need the built book run last, so
+    that the others run while it builds (:func:`book_build`). Such a test may
     wait for the whole build: its time limit is the book's wall-clock backstop, plus a
     minute (the build itself is held to its CPU limit); others keep pytest.ini's."""
     from iclr25 import build, toc
@@ -109,11 +122,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if needs_book(item):
             item.add_marker(pytest.mark.book)
+        if needs_smoke_site(item):
+            item.add_marker(pytest.mark.smoke)
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
         if not any(item.get_closest_marker(name) for name in ("book", "browser", "smoke")):
             item.add_marker(pytest.mark.unit)
-    items.sort(key=needs_book)  # stable: the order within each group stays
+    items.sort(key=lambda item: (needs_book(item), needs_smoke_site(item)))  # stable
     limit = toc.book_wall_backstop(build.jobs_and_threads()[0]) + 60
     for item in filter(needs_book, items):
         item.add_marker(pytest.mark.timeout(limit))
@@ -177,6 +192,60 @@ def show_progress(log: Path, built: Future, reporter: pytest.TerminalReporter) -
         if done:
             return
         time.sleep(2)
+
+
+@pytest.fixture(scope="session")
+def smoke_runs(tmp_path_factory) -> Path:
+    """The folder into which the smoke runs write each chapter's executed notebook
+    (``test_notebooks.py``), and from which :func:`smoke_site` renders the site."""
+    return tmp_path_factory.mktemp("smoke-runs")
+
+
+SITE_CPU_LIMIT_S = 900
+"""CPU seconds Sphinx may take to render the site from chapters already run (about
+two minutes on the budgets' machine)."""
+
+
+def render_site(
+    output: Path, env: dict[str, str], cpu_limit_s: float
+) -> tuple[int | None, str | None, Path]:
+    """``jupyter-book build`` of the whole book into ``output`` (its ``_build/html``)
+    under ``cpu_limit_s`` and the chapters' wall-clock backstop, as :func:`book_build`
+    runs it: ``run_within``'s ``(returncode, why)`` and the build's log."""
+    from iclr25 import build, toc
+
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    command = [str(jupyter_book), "build", "--all", "-W", "-n", "--keep-going", "."]
+    log = output / "jupyter-book.log"
+    output.mkdir(parents=True, exist_ok=True)
+    return *build.run_within(
+        [*command, "--path-output", str(output)],
+        cpu_limit_s=cpu_limit_s,
+        wall_limit_s=toc.WALL_BACKSTOP * cpu_limit_s,
+        cwd=toc.ROOT,
+        output=log,
+        env=env,
+    ), log
+
+
+@pytest.fixture(scope="session")
+def smoke_site(smoke_runs, tmp_path_factory) -> tuple[int | None, str | None, Path, Path]:
+    """The site rendered from the chapters' smoke runs (``$ICLR25_RUNS``): every page
+    of the book, in seconds of CPU rather than the book's hour. A chapter whose smoke
+    run is missing (its test deselected) is run here first. Returns the build's
+    ``(returncode, why, log)`` and the site's ``_build/html``."""
+    import os
+
+    from iclr25 import build, run, toc
+
+    for chapter in toc.built():
+        if not (smoke_runs / f"{chapter.slug}.ipynb").is_file():
+            run.execute(chapter.slug, smoke_runs, smoke=True)
+    output = tmp_path_factory.mktemp("smoke-site")
+    env = {**os.environ, build.RUNS: str(smoke_runs)}
+    limit = SITE_CPU_LIMIT_S * build.speed_factor(build.speed_probe())
+    returncode, why, log = render_site(output, env, limit)
+    return returncode, why, log, output / "_build" / "html"
 
 
 @pytest.fixture(scope="session")

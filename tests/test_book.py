@@ -1,5 +1,9 @@
 """The rendered book: it builds without warnings, its book-mode claims hold, and its
-pages work in a browser with no network (figures drawn, no JavaScript error)."""
+pages work in a browser with no network (figures drawn, no JavaScript error).
+
+The pages' tests run twice: on the site rendered from the chapters' smoke runs
+(``html`` is ``"smoke"``: ``make test``, minutes) and on the book itself (``"book"``:
+``make book``, after the hour its chapters take)."""
 
 import functools
 import http.server
@@ -34,6 +38,12 @@ def book(book_build) -> Path:
         )
         pytest.fail(f"the book build was {stopped}: {states}")
     output = log.read_text()
+    assert_rendered(returncode, output)
+    return HTML
+
+
+def assert_rendered(returncode: int | None, output: str) -> None:
+    """The site built with no warning and executed no chapter in Sphinx."""
     problems = [
         line
         for line in output.splitlines()
@@ -41,7 +51,17 @@ def book(book_build) -> Path:
     ]
     assert returncode == 0, "\n".join(problems[-30:]) or output[-4000:]
     assert "Executing notebook" not in output, "myst-nb executed a chapter itself"
-    return HTML
+
+
+@pytest.fixture(scope="session", params=["smoke", "book"])
+def html(request) -> Path:
+    """The rendered site: from the smoke runs (``make test``) or the book (``make book``)."""
+    if request.param == "book":
+        return request.getfixturevalue("book")
+    returncode, stopped, log, folder = request.getfixturevalue("smoke_site")
+    assert stopped is None, f"the site of the smoke runs was {stopped}"
+    assert_rendered(returncode, log.read_text())
+    return folder
 
 
 def test_toc_yml_lists_the_chapters_of_iclr25_toc_in_its_parts():
@@ -175,21 +195,21 @@ def test_vendored_javascript_names_no_cdn():
         assert not found, f"{path.relative_to(ROOT)} names {found[:3]}"
 
 
-def test_site_references_no_cdn(book):
-    for page in book.rglob("*.html"):
+def test_site_references_no_cdn(html):
+    for page in html.rglob("*.html"):
         text = page.read_text()
         for src in re.findall(r"<(?:script|link)[^>]+(?:src|href)=\"([^\"]+)\"", text):
             assert not re.match(r"(https?:)?//", src), f"{page.name} loads {src}"
 
 
 @pytest.fixture(scope="session")
-def site(book):
+def site(html):
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
     server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(book))
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(html))
     )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}"
@@ -257,19 +277,19 @@ def visit(browser, url: str, figures: bool = True) -> dict:
 
 
 @pytest.mark.parametrize("slug", BUILT)
-def test_chapter_page_says_how_to_run_it_and_offers_its_executed_notebook(book, slug):
-    page = (book / "notebooks" / f"{slug}.html").read_text()
+def test_chapter_page_says_how_to_run_it_and_offers_its_executed_notebook(html, slug):
+    page = (html / "notebooks" / f"{slug}.html").read_text()
     box = page[page.index("iclr25-run") :][:1500]
     assert "make lab" in box and f"python -m iclr25 run {slug}" in box
     assert f'href="{slug}.ipynb"' in box
-    executed = json.loads((book / "notebooks" / f"{slug}.ipynb").read_text())
+    executed = json.loads((html / "notebooks" / f"{slug}.ipynb").read_text())
     assert any(c.get("outputs") for c in executed["cells"] if c["cell_type"] == "code")
 
 
-def test_intro_states_the_builds_fidelity_as_the_scoreboard_does(book):
+def test_intro_states_the_builds_fidelity_as_the_scoreboard_does(html):
     line = re.compile(r"<p class='iclr25-fidelity'>.*?</p>", re.S)
-    intro = line.findall((book / "book" / "intro.html").read_text())
-    board = line.findall((book / "book" / "scoreboard.html").read_text())
+    intro = line.findall((html / "book" / "intro.html").read_text())
+    board = line.findall((html / "book" / "scoreboard.html").read_text())
     assert len(intro) == 1 and intro == board, (intro, board)
 
 

@@ -10,7 +10,9 @@
   (:mod:`iclr25.build`), into the jupyter-cache from which myst-nb (``cache`` mode)
   takes the outputs. A chapter that fails or runs out of time stops the build with
   its name and the times of those that finished. Each chapter's start and end are
-  shown as they happen: a tqdm bar on a terminal, plain lines in CI.
+  shown as they happen: a tqdm bar on a terminal, plain lines in CI. Where
+  ``$ICLR25_RUNS`` names a folder of chapters already run (``make test``'s smoke
+  runs), the site is rendered from them instead (:func:`iclr25.build.render_runs`).
 * The ``iclr25-scoreboard`` directive marks where the Scoreboard page puts every claim
   of the book (``claims``) or each chapter's build time (``build-times``), filled in
   once all pages are read (``doctree-resolved``) from the notebooks myst-nb wrote to
@@ -20,6 +22,7 @@
 """
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -113,6 +116,20 @@ def _execute(app: Sphinx) -> None:
     except ValueError as err:
         raise ExtensionError(f"iclr25: {err}") from None
     chapters = [(c.slug, c.notebook, toc.chapter_cpu_limit(c)) for c in toc.built()]
+    runs = os.environ.get(build.RUNS)
+    if runs:
+        logger.info(f"iclr25: rendering the {len(chapters)} chapters run into {runs}")
+        try:
+            build.render_runs(
+                chapters,
+                runs=Path(runs),
+                cache_path=Path(config.execution_cache_path),
+                record_path=_record(app),
+                executed_dir=_executed(app),
+            )
+        except build.BuildError as err:
+            raise ExtensionError(f"iclr25: {err}") from None
+        return
     logger.info(
         f"iclr25: executing {len(chapters)} chapters, {jobs} at a time, "
         f"{threads} thread{'s' if threads > 1 else ''} each"

@@ -48,6 +48,12 @@ from pathlib import Path
 
 from iclr25.toc import WALL_BACKSTOP
 
+RUNS = "ICLR25_RUNS"
+"""Environment variable: a folder of chapters that :mod:`iclr25.run` executed
+(``<slug>.ipynb``, papermill's output). Where it is set, the book is rendered from
+those runs and executes nothing (:func:`render_runs`): ``make test`` builds the site
+from its smoke runs."""
+
 JOBS = "ICLR25_JOBS"
 """Environment variable: how many chapters run at a time (default: one per core)."""
 
@@ -385,6 +391,64 @@ def execute_chapters(
             f"start and {probe['end']:.2f} at the end, {PROBE_SEEN})"
         )
     return list(runs.values())
+
+
+def render_runs(
+    chapters: Sequence[tuple[str, Path, int]],
+    *,
+    runs: Path,
+    cache_path: Path,
+    record_path: Path,
+    executed_dir: Path,
+) -> list[Run]:
+    """Put the chapters that :mod:`iclr25.run` executed into ``runs`` into the
+    jupyter-cache at ``cache_path`` and ``executed_dir``, as :func:`execute_chapters`
+    does with those it executes. Each run's outputs go into its chapter's source as
+    myst-nb reads it, cell by cell, without the cell of parameters papermill put in,
+    so that myst-nb finds them by the source's hash. A missing run, or one whose cells
+    are not its source's, raises :class:`BuildError` naming the chapter."""
+    import jupytext
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(cache_path))
+    cache.clear_cache()
+    cache = get_cache(str(cache_path))
+    shutil.rmtree(executed_dir, ignore_errors=True)
+    executed_dir.mkdir(parents=True)
+    done = []
+    for slug, source, limit in chapters:
+        ran = runs / f"{slug}.ipynb"
+        if not ran.is_file():
+            raise BuildError(f"chapter {slug}: no run of it in {runs} (iclr25.run writes one)")
+        cells = [
+            c
+            for c in nbformat.read(ran, as_version=4).cells
+            if "injected-parameters" not in c.metadata.get("tags", [])
+        ]
+        nb = jupytext.reads(source.read_text(), fmt="py:percent")
+        if [c.source for c in cells] != [c.source for c in nb.cells]:
+            raise BuildError(f"chapter {slug}: its run in {runs} is of another version of it")
+        for cell, run_cell in zip(nb.cells, cells):
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = run_cell.outputs, run_cell.execution_count
+        wall = sum(c.metadata.get("papermill", {}).get("duration") or 0 for c in cells)
+        with tempfile.TemporaryDirectory() as folder:
+            nbformat.write(nb, Path(folder) / "executed.ipynb")
+            result = {"wall_s": round(wall, 1), "cpu_s": None, "error": None}
+            (Path(folder) / "result.json").write_text(json.dumps(result))
+            run = Run(slug, limit)
+            _finish(run, Path(folder), 0, source, cache)
+            if run.state != "done":
+                raise BuildError(f"chapter {slug}: {run.error}")
+            shutil.copyfile(Path(folder) / "executed.ipynb", executed_dir / f"{slug}.ipynb")
+        done.append(run)
+    record = {"machine": machine(), "jobs": 1, "threads": 1, "runs": str(runs)}
+    record["wall_s"] = round(sum(r.wall_s or 0 for r in done), 1)
+    record["chapters"] = [asdict(r) for r in done]
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    record_path.write_text(json.dumps(record, indent=1))
+    return done
 
 
 def limit_crossed(
