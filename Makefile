@@ -1,4 +1,4 @@
-# make check  -- style (ruff) and the unit tests: the inner loop, no chapter executed
+# make check  -- style (ruff) and the unit tests, over the cores: the inner loop, no chapter executed
 # make test   -- install, then style, the unit tests, every chapter's smoke run and
 #                JupyterLab's check: what a newcomer runs to know the install works
 # make book   -- install, execute every chapter at book scale, render _build/html, then
@@ -32,7 +32,7 @@ book: install browser
 check: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PYTHON) -m pytest tests -m unit
+	$(PYTHON) -m pytest tests -m unit -n auto --dist worksteal
 
 test: install browser
 	$(VENV)/bin/ruff check .
