@@ -1,6 +1,7 @@
 """Fixtures shared by the test modules (no test module imports another)."""
 
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -88,8 +89,17 @@ def cli() -> Callable[..., subprocess.CompletedProcess]:
 def pytest_configure(config: pytest.Config) -> None:
     """Tests run torch on one thread, as the book's chapters do: two threads beside a
     busy core wait on each other, and a loaded machine must not slow the suite down
-    severalfold (chapters run by the tests get one thread from ``iclr25.run``)."""
+    severalfold (chapters run by the tests get one thread from ``iclr25.run``).
+
+    A SIGTERM (a CI job's timeout, ``kill``) stops the session as Ctrl-C does, so that
+    the processes it started in sessions of their own (the book's build, a chapter's
+    kernel) are killed with it rather than left running."""
     torch.set_num_threads(1)
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _site(item: pytest.Item) -> str | None:

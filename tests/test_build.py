@@ -2,9 +2,11 @@
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import jupytext
 import nbformat
@@ -297,3 +299,41 @@ def test_a_cancelled_run_is_stopped_with_its_process_tree(tmp_path):
         hang, cpu_limit_s=30, wall_limit_s=30, cwd=tmp_path, output=tmp_path / "out", cancel=cancel
     )
     assert (code, why) == (None, "cancelled") and time.monotonic() - began < 10
+
+
+HANG = """
+from pathlib import Path
+
+from iclr25 import build
+
+def test_hang():
+    sleeper = "import os, time; open({pid!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+    build.run_within([{python!r}, "-c", sleeper], cpu_limit_s=60, wall_limit_s=600,
+                     cwd=Path("."), output=None)
+"""
+
+
+@pytest.mark.smoke
+def test_a_terminated_test_session_kills_what_it_started(tmp_path):
+    """SIGTERM (a CI job's timeout) stops the tests as Ctrl-C does: a process they
+    started in a session of its own, as the book's build is, dies with them."""
+    pid = tmp_path / "pid"
+    (tmp_path / "test_hang.py").write_text(HANG.format(pid=str(pid), python=sys.executable))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-q", "-p", "no:cacheprovider"]
+        + ["-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path / "test_hang.py")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not pid.is_file() or not pid.read_text():
+        assert time.monotonic() < deadline and session.poll() is None, "the test never started"
+        time.sleep(0.2)
+    child = int(pid.read_text())
+    session.terminate()
+    session.wait(timeout=60)
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
