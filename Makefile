@@ -37,7 +37,7 @@ check: install
 test: install browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PYTHON) -m pytest tests -m "not book"
+	$(PYTHON) -m pytest tests -m "not book" -n auto --dist worksteal
 
 run: install
 	$(PYTHON) -m iclr25 run $(SLUG) $(ARGS)

@@ -1,5 +1,8 @@
 """Fixtures shared by the test modules (no test module imports another)."""
 
+import contextlib
+import json
+import os
 import shutil
 import signal
 import subprocess
@@ -142,6 +145,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     limit = toc.book_wall_backstop(build.jobs_and_threads()[0]) + 60
     for item in filter(needs_book, items):
         item.add_marker(pytest.mark.timeout(limit))
+    for item in filter(needs_smoke_site, items):
+        item.add_marker(pytest.mark.timeout(SITE_TIMEOUT_S))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -204,16 +209,58 @@ def show_progress(log: Path, built: Future, reporter: pytest.TerminalReporter) -
         time.sleep(2)
 
 
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on the file ``path`` while the block runs: pytest-xdist's
+    workers (``make test`` runs two) share the smoke runs and the site made of them."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def smoke_runs(tmp_path_factory) -> Path:
-    """The folder into which the smoke runs write each chapter's executed notebook
-    (``test_notebooks.py``), and from which :func:`smoke_site` renders the site."""
-    return tmp_path_factory.mktemp("smoke-runs")
+    """The folder into which the smoke runs write each chapter's executed notebook, and
+    from which :func:`smoke_site` renders the site: one for the whole session, the
+    workers' common folder under pytest-xdist."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    folder = root / "smoke-runs"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def smoke_run(smoke_runs) -> Callable[[str], tuple[Path, list]]:
+    """``smoke_run(slug)``: the chapter's smoke run in :func:`smoke_runs`, executed by
+    whichever test asks first (``test_notebooks.py``, or the site), read back after:
+    its executed notebook and its claims."""
+    from iclr25 import run
+    from iclr25.core import read_claims
+
+    def once(slug: str) -> tuple[Path, list]:
+        with locked(smoke_runs / f"{slug}.lock"):
+            notebook = smoke_runs / f"{slug}.ipynb"
+            if (smoke_runs / f"{slug}.claims.json").is_file():
+                return notebook, read_claims(notebook)
+            return run.execute(slug, smoke_runs, smoke=True)
+
+    return once
 
 
 SITE_CPU_LIMIT_S = 900
 """CPU seconds Sphinx may take to render the site from chapters already run (about
 two minutes on the budgets' machine)."""
+
+SITE_TIMEOUT_S = 3600
+"""Wall-clock limit of a test of the smoke site: the first may wait for the smoke
+runs it is made of, and render it. A backstop, as the chapters' are."""
 
 
 def render_site(
@@ -239,23 +286,26 @@ def render_site(
 
 
 @pytest.fixture(scope="session")
-def smoke_site(smoke_runs, tmp_path_factory) -> tuple[int | None, str | None, Path, Path]:
+def smoke_site(smoke_runs, smoke_run) -> tuple[int | None, str | None, Path, Path]:
     """The site rendered from the chapters' smoke runs (``$ICLR25_RUNS``): every page
-    of the book, in seconds of CPU rather than the book's hour. A chapter whose smoke
-    run is missing (its test deselected) is run here first. Returns the build's
-    ``(returncode, why, log)`` and the site's ``_build/html``."""
-    import os
+    of the book, in seconds of CPU rather than the book's hour, rendered once for the
+    session (the first worker to ask renders it; the other reads its result). A
+    chapter whose smoke run is missing (its test deselected) is run first. Returns the
+    build's ``(returncode, why, log)`` and the site's ``_build/html``."""
+    from iclr25 import build, toc
 
-    from iclr25 import build, run, toc
-
-    for chapter in toc.built():
-        if not (smoke_runs / f"{chapter.slug}.ipynb").is_file():
-            run.execute(chapter.slug, smoke_runs, smoke=True)
-    output = tmp_path_factory.mktemp("smoke-site")
-    env = {**os.environ, build.RUNS: str(smoke_runs)}
-    limit = SITE_CPU_LIMIT_S * build.speed_factor(build.speed_probe())
-    returncode, why, log = render_site(output, env, limit)
-    return returncode, why, log, output / "_build" / "html"
+    output = smoke_runs.parent / "smoke-site"
+    result = output / "result.json"
+    with locked(smoke_runs / "site.lock"):
+        if not result.is_file():
+            for chapter in toc.built():
+                smoke_run(chapter.slug)
+            env = {**os.environ, build.RUNS: str(smoke_runs)}
+            limit = SITE_CPU_LIMIT_S * build.speed_factor(build.speed_probe())
+            returncode, why, _ = render_site(output, env, limit)
+            result.write_text(json.dumps([returncode, why]))
+    returncode, why = json.loads(result.read_text())
+    return returncode, why, output / "jupyter-book.log", output / "_build" / "html"
 
 
 @pytest.fixture(scope="session")

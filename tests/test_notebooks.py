@@ -207,9 +207,9 @@ def test_notebook_passes_only_evidence_to_claim(slug):
 
 @pytest.mark.smoke
 @pytest.mark.parametrize("slug", BUILT)
-def test_chapter_runs_in_smoke_mode(slug, smoke_runs):
+def test_chapter_runs_in_smoke_mode(slug, smoke_run, smoke_runs):
     """Each chapter's smoke run, into the folder from which make test renders the site."""
-    notebook, claims = run.execute(slug, smoke_runs, smoke=True)
+    notebook, claims = smoke_run(slug)
     assert notebook.is_file() and (smoke_runs / f"{slug}.claims.json").is_file()
     assert claims, "a chapter records the paper's claims it tests"
     assert all(c.chapter == slug and c.status in STATUSES for c in claims)
