@@ -424,10 +424,11 @@ core.claims_table();
 # %% [markdown]
 # **What the claims say.** Every model converged; label smoothing at both
 # strengths raises the AURC and E-AURC of the softmax ranking while keeping
-# accuracy, and the stronger smoothing does more harm. At alpha = 0.4 it also
-# lowers the AUROC; at 0.2 that effect is small against the spread between
-# seeds, and whether its interval clears 0 has differed between machines
-# (`ls_worse_auroc_0.2`, declared after the run). On the same inputs smoothing
+# accuracy. At alpha = 0.4 it also lowers the AUROC. Two effects are small
+# against the spread between seeds: the AUROC's at 0.2, and the growth of the
+# AURC from alpha = 0.2 to 0.4. Whether their intervals clear 0 has differed
+# between builds (`ls_worse_auroc_0.2`, `grows_with_alpha`, both declared after
+# the run). On the same inputs smoothing
 # shrinks the max logit more where the model is likely right, which is the
 # paper's mechanism, and normalising the logits of smoothed models wins back
 # more than half of what they lost, more than it helps models trained with
