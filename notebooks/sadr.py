@@ -30,6 +30,7 @@ n_neighbours = 4
 steps = 12
 attn_weight = 0.01
 n_authors = 0
+authors_steps = 80
 n_trace = 4
 c_texts = 512
 seed = 0
@@ -254,7 +255,7 @@ for score in ("ES", "PS", "NS"):
 # where their hparams sample about twenty (each prefix is one more rewrite prompt
 # whose attention the term watches). On the first `n_authors` edits both editors
 # are made again with one departure undone at a time, ROME still SADR's control at
-# the same settings: 80 steps for both, or ROME's sampled prefixes
+# the same settings: 80 steps for both (`authors_steps`), or ROME's sampled prefixes
 # (`editing.context_prefixes`, the FiNE chapter's) for both. Below, SADR minus ROME
 # on each edit's mean RS and DNS margin, paired by edit, beside the book's settings
 # on the same edits, and each editor's median time per edit at each setting: the
@@ -273,7 +274,7 @@ if p.n_authors:
     first = cases[: p.n_authors]
     again = sadr.authors_editors(
         lm, [c.request for c in first], layer, C, steps=p.steps,
-        attn_weight=p.attn_weight,
+        attn_weight=p.attn_weight, authors_steps=p.authors_steps,
         prefixes=editing.context_prefixes(lm, seed=p.seed), config=config)
     settings = {f"book: {p.steps} steps, 3 prefixes":
                 {m: per_case[m][: len(first)] for m in editors}}

@@ -330,32 +330,30 @@ def test_capitals_come_from_the_editing_facts():
 
 
 @pytest.mark.smoke
-def test_two_smoke_runs_give_identical_claims(tmp_path, monkeypatch):
-    """The chapter is deterministic for a seed: two smoke runs (a tinier model than the
-    smoke's, to keep the test cheap), each training its tiny model afresh (an empty cache
-    but for SmolLM2's weights and, in the second, the first's SmolLM2 scores and sweeps,
-    inference of a fixed model), record the same claims."""
+def test_a_second_smoke_run_gives_the_same_claims(smoke_run, tmp_path, monkeypatch):
+    """The chapter is deterministic for a seed: a second smoke run, whose tiny models are
+    trained afresh (a cache holding the session's SmolLM2 weights, scores and sweeps,
+    inference of a fixed model, but no tiny model), records the claims of the session's
+    smoke run."""
     import json
     from dataclasses import asdict
 
     from iclr25 import run
 
-    tinier = {"n_items": 4, "tiny_layers": 2}
-    tinier |= {"tiny_d_model": 16, "tiny_max_steps": 10, "tiny_every": 5, "tiny_warmup": 2}
-    records = []
-    for k in range(2):
-        cache = tmp_path / f"cache{k}"
-        cache.mkdir()
-        first = tmp_path / "cache0"
-        for entry in [*core.cache_dir().glob("smollm2-*"), *first.glob("*")]:
-            if not entry.name.startswith("mcqa-tiny") and not entry.is_symlink():
-                if not (cache / entry.name).exists():
-                    (cache / entry.name).symlink_to(entry)
-        monkeypatch.setenv("ICLR25_CACHE", str(cache))
-        _, claims = run.execute("mcqa", tmp_path / f"run{k}", tinier, smoke=True)
-        assert any(path.name.startswith("mcqa-tiny") for path in cache.iterdir())  # trained
-        records.append([json.dumps(asdict(c), sort_keys=True, default=str) for c in claims])
-    assert records[0] == records[1]
+    _, first = smoke_run("mcqa")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for entry in core.cache_dir().iterdir():
+        if entry.name.startswith(("smollm2-", "mcqa-")) and not entry.name.startswith("mcqa-tiny"):
+            (cache / entry.name).symlink_to(entry)
+    monkeypatch.setenv("ICLR25_CACHE", str(cache))
+    _, again = run.execute("mcqa", tmp_path / "run", smoke=True)
+    assert any(e.name.startswith("mcqa-tiny") and not e.is_symlink() for e in cache.iterdir())
+
+    def records(claims):
+        return [json.dumps(asdict(c), sort_keys=True, default=str) for c in claims]
+
+    assert records(again) == records(first)
 
 
 # ---- interventions: patching and vocabulary projection, through pyvene ----------------

@@ -125,7 +125,7 @@ def test_authors_editors_undo_one_setting_each(tiny, tmp_path, monkeypatch):
     )
     assert tuple(again) == sadr.AUTHORS
     expected = {
-        "80 steps": {"steps": sadr.SADR_STEPS},
+        "authors' steps": {"steps": sadr.SADR_STEPS},
         "sampled prefixes": {"steps": 2, "prefixes": prefixes},
     }
     for name, editors in again.items():

@@ -92,6 +92,12 @@ PARAMETERS = {
         low=0,
         high=200,
     ),
+    "authors_steps": Param(
+        SADR_STEPS,
+        "steps of both editors at the authors' settings in that report (the authors: 80)",
+        low=1,
+        high=1000,
+    ),
     "n_trace": Param(4, "facts causal tracing averages over to pick ROME's layer", low=1, high=100),
     "c_texts": Param(
         512,
@@ -108,6 +114,7 @@ SMOKE = {
     "n_neighbours": 1,
     "steps": 3,
     "n_authors": 1,
+    "authors_steps": 4,
     "n_trace": 1,
     "c_texts": 8,
 }

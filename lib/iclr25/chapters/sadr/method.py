@@ -133,7 +133,7 @@ def sadr(
 #: undoes, one at a time: their 80 steps (:data:`SADR_STEPS`), and ROME's sampled
 #: context prefixes (:func:`iclr25.editing.context_prefixes`, about twenty) for the
 #: book's three fixed ones.
-AUTHORS = ("80 steps", "sampled prefixes")
+AUTHORS = ("authors' steps", "sampled prefixes")
 
 
 def authors_editors(
@@ -146,14 +146,16 @@ def authors_editors(
     attn_weight: float,
     prefixes: Sequence[str],
     config: dict[str, Any],
+    authors_steps: int = SADR_STEPS,
 ) -> dict[str, dict[str, Callable[[editing.Request], editing.Edit]]]:
     """ROME and SADR (``attn_weight``) again, with one of :data:`AUTHORS` undone at a
-    time: both at :data:`SADR_STEPS` steps, or both at ``steps`` over ``prefixes`` (the
-    sampled ones). Each editor still ROME's control at its own settings. The edits of
+    time: both at ``authors_steps`` steps (theirs: :data:`SADR_STEPS`), or both at
+    ``steps`` over ``prefixes`` (the sampled ones). Each editor still ROME's control at
+    its own settings. The edits of
     ``requests`` are made once and kept in the model cache under ``config``
     (:func:`iclr25.editing.kept_edits`). Returns ``{variant: {method: editor}}``."""
     variants = {
-        "80 steps": {"steps": SADR_STEPS},
+        "authors' steps": {"steps": authors_steps},
         "sampled prefixes": {"steps": steps, "prefixes": tuple(prefixes)},
     }
     return {
