@@ -219,6 +219,33 @@ def test_an_edited_training_function_misses_the_cache(cache, tmp_path, monkeypat
     assert len(built) == 2 and len(list(cache.glob("toy-*.pt"))) == 2
 
 
+def test_an_edited_editor_in_a_table_misses_the_cache(cache, tmp_path, monkeypatch):
+    """A build that runs the editors of a table it closes over (``editing.kept_edits``:
+    ``{"ROME": partial(rome, ...)}``) counts each editor's module: editing one rebuilds."""
+    import functools
+    import importlib
+
+    folder = tmp_path / "code"
+    folder.mkdir()
+    module = folder / "toy_editor.py"
+    module.write_text(TRAINING)
+    monkeypatch.syspath_prepend(str(folder))
+    toy = importlib.import_module("toy_editor")
+
+    def kept(editors):
+        def build():
+            return {m: editor() for m, editor in editors.items()}
+
+        return core.cached("toy-edits", {}, build)
+
+    assert torch.equal(kept({"toy": functools.partial(toy.fit, 2)})["toy"]["w"], torch.ones(2))
+    module.write_text(module.read_text().replace("1.0", "2.0"))
+    os.utime(module, ns=(time.time_ns(), time.time_ns()))
+    importlib.reload(toy)
+    again = kept({"toy": functools.partial(toy.fit, 2)})
+    assert torch.equal(again["toy"]["w"], torch.full((2,), 2.0))
+
+
 def test_fingerprints_count_our_code_not_the_libraries(monkeypatch):
     from iclr25.core import cache as module
     from iclr25.llm import models

@@ -24,7 +24,7 @@ import tempfile
 import time
 import types
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,8 @@ def _installed() -> tuple[str, ...]:
 def fingerprint(build: Callable[..., Any]) -> str:
     """A digest of the code that builds an artefact: the module in which ``build`` is
     defined, and the modules of this package's functions and classes that ``build``
-    names directly (``_train``, ``core.train``, ``brainood.fit``; one level deep),
+    names directly (``_train``, ``core.train``, ``brainood.fit``; one level deep) or
+    holds in its closure, a table of editors included (``{"ROME": partial(rome, ...)}``),
     this book's modules or any other of the reader's own, never a library's.
     Each module counts by its syntax tree without docstrings, so a changed line of
     code changes the digest, and a comment, a docstring or a reformatting does not.
@@ -108,13 +109,25 @@ def _modules_named(build: Callable[..., Any]) -> set[types.ModuleType]:
     free = dict(zip(code.co_freevars, build.__closure__ or ())) if code is not None else {}
     values = [scope[n] for n in names if n in scope]
     values += [cell.cell_contents for cell in free.values() if _filled(cell)]
-    for value in values:
+    for value in _held(values):
         if isinstance(value, types.ModuleType) and _ours(value):
             for n in names:  # ``core.train``: the attribute's module
                 add(getattr(value, n, None))
         elif isinstance(value, types.FunctionType | type):
             add(value)
     return modules
+
+
+def _held(values: list[object]) -> Iterator[object]:
+    """``values``, with the callables that they hold one level in: the values of a
+    dict, list or tuple (a table of editors), a partial's function, a bound method's
+    function."""
+    for value in values:
+        items = list(value.values()) if isinstance(value, dict) else value
+        for item in items if isinstance(items, list | tuple) else [value]:
+            while isinstance(item, functools.partial):
+                item = item.func
+            yield getattr(item, "__func__", item)
 
 
 def _ours(module: types.ModuleType) -> bool:
