@@ -243,32 +243,66 @@ def evaluate(
 
 
 class Suppression(NamedTuple):
-    """Per bin of the CE model's confidence (equal counts, least confident first): the
-    mean CE MSP, the CE model's accuracy, and LS's median centred max logit over CE's."""
+    """Per bin of confidence (equal counts, least confident first): the mean confidence
+    binned by, the CE model's accuracy, and LS's median centred max logit over CE's."""
 
     confidence: np.ndarray
     ce_accuracy: np.ndarray
     ratio: np.ndarray
 
 
-def suppression_by_confidence(ce: Evaluation, ls: Evaluation, bins: int = 5) -> Suppression:
+def suppression_by_confidence(
+    ce: Evaluation, ls: Evaluation, bins: int = 5, by: np.ndarray | None = None
+) -> Suppression:
     """How much LS shrinks the max logit, on the *same* test inputs, binned by how
-    confident the CE model is on them (its MSP, which tracks P(correct | x)).
+    confident a model is on them: by default the CE model's own MSP, which tracks
+    P(correct | x), or ``by``, a confidence per input from other models.
 
     The max logit is taken centred (minus the mean logit), so a shift of all logits,
     which the softmax ignores, does not count as suppression. A ratio below one means LS
     lowered it; the paper's account predicts lower ratios in the confident bins."""
-    if len(ce.msp) != len(ls.msp) or not 1 <= bins <= len(ce.msp):
+    confidence = ce.msp if by is None else np.asarray(by)
+    if not len(ce.msp) == len(ls.msp) == len(confidence) or not 1 <= bins <= len(ce.msp):
         raise ValueError(
-            f"suppression_by_confidence needs two evaluations of one test set and "
-            f"1 <= bins <= {len(ce.msp)}; got {len(ce.msp)}, {len(ls.msp)} and {bins}"
+            f"suppression_by_confidence needs two evaluations of one test set, a "
+            f"confidence per input and 1 <= bins <= {len(ce.msp)}; got {len(ce.msp)}, "
+            f"{len(ls.msp)}, {len(confidence)} and {bins}"
         )
-    groups = np.array_split(np.argsort(ce.msp, kind="stable"), bins)
+    groups = np.array_split(np.argsort(confidence, kind="stable"), bins)
     return Suppression(
-        np.array([ce.msp[g].mean() for g in groups]),
+        np.array([confidence[g].mean() for g in groups]),
         np.array([ce.correct[g].mean() for g in groups]),
         np.array([np.median(ls.margin[g]) / np.median(ce.margin[g]) for g in groups]),
     )
+
+
+def cross_fitted_drops(
+    ce: Sequence[Evaluation], ls: Sequence[Evaluation], bins: int = 5
+) -> tuple[np.ndarray, np.ndarray]:
+    """The suppression's drop (the ratio of the least confident bin minus that of the
+    most confident), seed by seed, binned by a confidence no compared model has seen.
+
+    Binning by the CE model's own MSP selects its high max logits into the top bin and
+    its low ones into the bottom bin, so any second model, a retrained CE model too,
+    regresses to the mean and shows a drop. Here, for seed ``i`` of ``n`` (``ce[i]`` and
+    ``ls[i]`` share it), the inputs are binned by the mean MSP of the CE models of the
+    other seeds but ``i + 1`` (mod ``n``); ``ls[i]`` is set against ``ce[i]``, and, as
+    the control, ``ce[i + 1]`` against ``ce[i]``: a model that differs from ``ce[i]`` by
+    its seed only. Returns the drops of LS and of the control, one a seed."""
+    n = len(ce)
+    if n < 3 or len(ls) != n:
+        raise ValueError(
+            f"cross_fitted_drops needs one LS model per CE model and at least 3 seeds "
+            f"(one for the reference); got {n} CE and {len(ls)} LS"
+        )
+    drops = []
+    for i in range(n):
+        j = (i + 1) % n
+        reference = np.mean([ce[k].msp for k in range(n) if k not in (i, j)], axis=0)
+        pair = [suppression_by_confidence(ce[i], m, bins, by=reference) for m in (ls[i], ce[j])]
+        drops.append([s.ratio[0] - s.ratio[-1] for s in pair])
+    ls_drop, control_drop = np.array(drops).T
+    return ls_drop, control_drop
 
 
 # ---------------------------------------------------------------------------------
