@@ -29,7 +29,7 @@ dataset = "noisy_digits"
 arch = "mlp"
 width = 256
 epochs = 60
-seeds = 5
+seeds = 10
 lr = 0.1
 weight_decay = 0.0005
 batch_size = 128
@@ -514,7 +514,7 @@ core.claims_table();
 # `-p device=cuda`):
 #
 # ```bash
-# python -m iclr25 run selective -p seeds=10 -p epochs=75
+# python -m iclr25 run selective -p seeds=20 -p epochs=75
 # python -m iclr25 run selective -p arch=cnn -p width=16
 # python -m iclr25 run selective -p dataset=shapes
 # ```

@@ -91,7 +91,7 @@ PARAMETERS = {
     ),
     "epochs": Param(60, "SGD epochs (lr / 10 at 1/3 and 2/3 of them)", low=2, high=500),
     "seeds": Param(
-        5,
+        10,
         "training seeds per alpha (CE and LS share each seed; 3 or more, for the "
         "mechanism's reference)",
         low=3,
