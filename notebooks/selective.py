@@ -455,8 +455,7 @@ core.claims_table();
 # and `ls_worse_aurc_0.4` ask whether smoothing raises the AURC of the softmax
 # ranking, and `ls_worse_eaurc_*` and `ls_worse_auroc_*` whether it worsens the
 # ranking itself, with the accuracy taken out. `grows_with_alpha` asks whether
-# the AURC rises from alpha = 0.2 to 0.4 (`ls_worse_auroc_0.2` and
-# `grows_with_alpha` carry gaps declared after a run, with their diagnoses).
+# the AURC rises from alpha = 0.2 to 0.4.
 # `suppresses_correct_more` is the paper's mechanism, set against a retrained CE
 # model; `normalisation_recovers` and `normalisation_little_for_ce` ask whether
 # normalising the logits wins back most of what smoothing lost, and more than it

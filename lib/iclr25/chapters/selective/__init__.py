@@ -76,7 +76,7 @@ from iclr25.chapters.selective.method import (
     risk_coverage,
     suppression_by_confidence,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
+from iclr25.core import Bound, ClaimSpec, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -163,20 +163,6 @@ PER_ALPHA: dict[str, tuple[str, str, Margin]] = {
 """The claims made at each official alpha against the CE model of the same seed:
 id prefix -> (statement, with ALPHA for the alpha; the paper's figure; the rule)."""
 
-VARIES_GAPS = {
-    "ls_worse_auroc_0.2": Gap(
-        "At alpha = 0.2, CE's AUROC minus LS's is {measured}: the interval over the "
-        "seeds reaches 0. The weaker smoothing moves the ranking of right against wrong "
-        "predictions by little, near the spread between seeds, so "
-        "whether the interval clears 0 turns on the rounding that steers each seed's "
-        "training; at alpha = 0.4 the same measure is larger (ls_worse_auroc_0.4). More "
-        "seeds would decide it.",
-        after_run=True,
-        varies=True,
-    )
-}
-"""Gaps of claims seen to hold on one machine and miss on another (``Gap.varies``)."""
-
 CLAIMS: dict[str, ClaimSpec] = {
     # every model fits its training set and its loss has stopped falling
     CONVERGED: ClaimSpec(
@@ -196,7 +182,6 @@ CLAIMS: dict[str, ClaimSpec] = {
             rule=rule,
             control=CE_CONTROL,
             rests_on=(CONVERGED,),
-            gap=VARIES_GAPS.get(f"{prefix}_{alpha:g}"),
         )
         for alpha in ALPHAS
         for prefix, (statement, paper, rule) in PER_ALPHA.items()
@@ -208,15 +193,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=ANY_RISE,
         control="the LS model at alpha = 0.2 of the same seed",
         rests_on=(CONVERGED,),
-        gap=Gap(
-            "LS 0.4's AURC minus LS 0.2's is {measured}: the interval over the five "
-            "seeds reaches 0. The step from alpha = 0.2 to 0.4 moves the AURC by about "
-            "as much as the seeds differ, so whether the interval clears 0 turns on "
-            "the rounding that steers each seed's training. More seeds, each with data "
-            "of its own, would decide it.",
-            after_run=True,
-            varies=True,
-        ),
     ),
     # the drop of LS/CE (least minus most confident bin) minus a retrained CE's drop,
     # binned by the other seeds' CE confidence (cross_fitted_drops), seed-paired
