@@ -188,27 +188,35 @@ def fit(width):
 """
 
 
-def test_an_edited_training_function_misses_the_cache(cache, tmp_path, monkeypatch):
-    """The key holds the code that builds an artefact: the module of the function that
-    ``build`` calls. A changed line rebuilds; a changed comment or docstring does not."""
+def toy_code(tmp_path, monkeypatch, name: str):
+    """:data:`TRAINING` as the module ``name`` on disk, imported; and ``edit(old, new)``,
+    which rewrites part of its file and reloads it."""
     import importlib
 
     folder = tmp_path / "code"
     folder.mkdir()
-    module = folder / "toy_training.py"
-    module.write_text(TRAINING)
+    path = folder / f"{name}.py"
+    path.write_text(TRAINING)
     monkeypatch.syspath_prepend(str(folder))
-    toy = importlib.import_module("toy_training")
+    toy = importlib.import_module(name)
+
+    def edit(old: str, new: str) -> None:
+        path.write_text(path.read_text().replace(old, new))
+        os.utime(path, ns=(time.time_ns(), time.time_ns()))
+        importlib.reload(toy)
+
+    return toy, edit
+
+
+def test_an_edited_training_function_misses_the_cache(cache, tmp_path, monkeypatch):
+    """The key holds the code that builds an artefact: the module of the function that
+    ``build`` calls. A changed line rebuilds; a changed comment or docstring does not."""
+    toy, edit = toy_code(tmp_path, monkeypatch, "toy_training")
     built = []
 
     def width_two():
         built.append(1)
         return toy.fit(2)
-
-    def edit(old: str, new: str) -> None:
-        module.write_text(module.read_text().replace(old, new))
-        os.utime(module, ns=(time.time_ns(), time.time_ns()))
-        importlib.reload(toy)
 
     assert torch.equal(core.cached("toy", {"w": 2}, width_two)["w"], torch.ones(2))
     edit("# one step of a training loop, say", '"""A docstring."""  # and a comment')
@@ -223,14 +231,8 @@ def test_an_edited_editor_in_a_table_misses_the_cache(cache, tmp_path, monkeypat
     """A build that runs the editors of a table it closes over (``editing.kept_edits``:
     ``{"ROME": partial(rome, ...)}``) counts each editor's module: editing one rebuilds."""
     import functools
-    import importlib
 
-    folder = tmp_path / "code"
-    folder.mkdir()
-    module = folder / "toy_editor.py"
-    module.write_text(TRAINING)
-    monkeypatch.syspath_prepend(str(folder))
-    toy = importlib.import_module("toy_editor")
+    toy, edit = toy_code(tmp_path, monkeypatch, "toy_editor")
 
     def kept(editors):
         def build():
@@ -239,9 +241,7 @@ def test_an_edited_editor_in_a_table_misses_the_cache(cache, tmp_path, monkeypat
         return core.cached("toy-edits", {}, build)
 
     assert torch.equal(kept({"toy": functools.partial(toy.fit, 2)})["toy"]["w"], torch.ones(2))
-    module.write_text(module.read_text().replace("1.0", "2.0"))
-    os.utime(module, ns=(time.time_ns(), time.time_ns()))
-    importlib.reload(toy)
+    edit("1.0", "2.0")
     again = kept({"toy": functools.partial(toy.fit, 2)})
     assert torch.equal(again["toy"]["w"], torch.full((2,), 2.0))
 
