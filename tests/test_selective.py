@@ -282,13 +282,13 @@ def test_suppression_compares_the_same_inputs_binned_by_ce_confidence():
 
 def test_cross_fitted_drops_cancel_regression_to_the_mean():
     """Retrained CE models that differ by noise only: binned by each model's own MSP, a
-    second one shows a drop (regression to the mean); binned by the other seeds, the
+    second one shows a drop (regression to the mean); binned by the other runs, the
     drop of LS doing nothing equals the control's on average, and a real suppression of
     the confident inputs shows above it."""
     from dataclasses import replace
 
     rng = np.random.default_rng(0)
-    n, seeds = 4000, 6
+    n, runs = 4000, 6
     truth = rng.uniform(0, 1, n)  # how likely each input is to be right
 
     def model(suppress):  # the MSP grows with the model's own (noisy) max logit
@@ -300,15 +300,21 @@ def test_cross_fitted_drops_cancel_regression_to_the_mean():
             correct=rng.uniform(0, 1, n) < truth,
         )
 
-    ce = [model(0.0) for _ in range(seeds)]
+    ce = [model(0.0) for _ in range(runs)]
     own = selective.suppression_by_confidence(ce[0], ce[1], bins=5)
     assert own.ratio[0] - own.ratio[-1] > 0.05  # a retrained CE "suppresses": the bias
-    noop, control = selective.cross_fitted_drops(ce, [model(0.0) for _ in range(seeds)])
-    assert abs(np.mean(noop - control)) < 0.03
-    ls, control = selective.cross_fitted_drops(ce, [model(0.3) for _ in range(seeds)])
-    assert np.mean(ls - control) > 0.1 and (ls > control).all()
-    with pytest.raises(ValueError, match="at least 3 seeds"):
-        selective.cross_fitted_drops(ce[:2], ce[:2])
+    reference = [np.mean([m.msp for m in ce[:i] + ce[i + 1 :]], axis=0) for i in range(runs)]
+    control = [model(0.0) for _ in range(runs)]
+    noop, drop = selective.cross_fitted_drops(
+        ce, [model(0.0) for _ in range(runs)], control, reference
+    )
+    assert abs(np.mean(noop - drop)) < 0.03
+    ls, drop = selective.cross_fitted_drops(
+        ce, [model(0.3) for _ in range(runs)], control, reference
+    )
+    assert np.mean(ls - drop) > 0.1 and (ls > drop).all()
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        selective.cross_fitted_drops(ce[:2], ce[:2], control[:1], reference[:2])
 
 
 def test_recipe_steps_at_a_third_and_two_thirds_like_the_official_configs():

@@ -24,7 +24,7 @@ What is here: the risk-coverage curve and AURC as the paper's code computes them
 excess AURC over the oracle (E-AURC) and the AUROC of correct against wrong, the MSP
 and normalised-logit scores, the choice of p, the LS targets and logit gradient, the
 max-logit suppression on matched inputs, cross-fitted against a retrained CE model
-(binned by the confidence of CE models of other seeds), the official training recipe (SGD, lr 0.1,
+(binned by the confidence of the other runs' CE models), the official training recipe (SGD, lr 0.1,
 momentum 0.9, weight decay 5e-4, the rate divided by 10 at 1/3 and 2/3 of the epochs)
 and the plateau of the training loss that the convergence check reads.
 
@@ -92,8 +92,8 @@ PARAMETERS = {
     "epochs": Param(60, "SGD epochs (lr / 10 at 1/3 and 2/3 of them)", low=2, high=500),
     "seeds": Param(
         10,
-        "training seeds per alpha (CE and LS share each seed; 3 or more, for the "
-        "mechanism's reference)",
+        "training runs, each on its own draw of the dataset (CE and LS of a run share "
+        "its seed; 3 or more, for the mechanism's reference)",
         low=3,
         high=20,
     ),
@@ -103,7 +103,7 @@ PARAMETERS = {
     "weight_decay": Param(5e-4, "SGD weight decay (L2), as the official recipe", low=0.0, high=0.1),
     "batch_size": Param(128, "minibatch size", low=1, high=8192),
     "bins": Param(5, "bins of CE confidence for the max-logit suppression", low=2, high=50),
-    "seed": Param(0, "seed of the dataset and of the first training run", low=0),
+    "seed": Param(0, "seed of the first run (its dataset and its training)", low=0),
     "device": Param("auto", "compute device", choices=("auto", "cpu", "cuda")),
 }
 
@@ -112,6 +112,10 @@ SMOKE = {"n": 600, "seeds": 3, "epochs": 2, "width": 16}
 ALPHAS = (0.2, 0.4)
 """The label-smoothing alphas trained beside CE: the official ones (0.2 in the CIFAR-10
 configs, 0.4 in the tabular notebooks)."""
+
+RETRAINED = 1_000_000
+"""The mechanism's control retrains CE on run s's data from seed s + RETRAINED: another
+initialisation and batch order, no smoothing."""
 
 PLATEAU_EPOCHS = 10
 """The window of the plateau check: the training loss's change over the last ten epochs
@@ -166,9 +170,9 @@ id prefix -> (statement, with ALPHA for the alpha; the paper's figure; the rule)
 CLAIMS: dict[str, ClaimSpec] = {
     # every model fits its training set and its loss has stopped falling
     CONVERGED: ClaimSpec(
-        "Every model (CE and LS, every seed) has converged: it classifies at least 99.5% "
-        "of its training images correctly, and its training loss moved by at most 0.01 "
-        "over the last ten epochs",
+        "Every model (CE, LS and the retrained CE, every run) has converged: it "
+        "classifies at least 99.5% of its training images correctly, and its training "
+        "loss moved by at most 0.01 over the last ten epochs",
         kind="setup",
         rule={"training accuracy": Bound(ge=0.995), "loss change": Bound(le=0.01)},
         control="a model short of convergence: an untrained one classifies about 10% "
@@ -195,13 +199,13 @@ CLAIMS: dict[str, ClaimSpec] = {
         rests_on=(CONVERGED,),
     ),
     # the drop of LS/CE (least minus most confident bin) minus a retrained CE's drop,
-    # binned by the other seeds' CE confidence (cross_fitted_drops), seed-paired
+    # binned by the other runs' CE confidence (cross_fitted_drops), run-paired
     "suppresses_correct_more": ClaimSpec(
-        "On the same inputs, binned by the confidence of CE models of other seeds, LS "
+        "On the same inputs, binned by the confidence of the other runs' CE models, LS "
         "(alpha = 0.4) shrinks the centred max logit more where the prediction is likely "
-        "right than where it is not, by more than a CE model of another seed differs "
-        "so: the drop of the LS/CE ratio from the least to the most confident bin, "
-        "minus that drop with a retrained CE model in LS's place",
+        "right than where it is not, by more than a CE model retrained on the same data "
+        "differs so: the drop of the LS/CE ratio from the least to the most confident "
+        "bin, minus that drop with the retrained CE model in LS's place",
         paper="LS regularises the max logit more when the prediction is likely correct "
         "(each model's max logit against its own MSP)",
         rule=Margin(
@@ -209,9 +213,9 @@ CLAIMS: dict[str, ClaimSpec] = {
             why="the paper's direction; a retrained CE model, which has no smoothing, is "
             "the null, and LS doing nothing gives zero",
         ),
-        control="a CE model of another seed in LS's place, against the same CE model, "
-        "binned by the same reference (the regression to the mean that binning "
-        "brings)",
+        control="a CE model retrained on the run's data from another seed, in LS's "
+        "place, against the same CE model, binned by the same reference (the regression "
+        "to the mean that binning brings)",
         rests_on=(CONVERGED,),
         gap=Gap(
             "LS's drop runs from {ls_min:+.3f} to {ls_max:+.3f} over the seeds, the "

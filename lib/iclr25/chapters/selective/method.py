@@ -277,29 +277,36 @@ def suppression_by_confidence(
 
 
 def cross_fitted_drops(
-    ce: Sequence[Evaluation], ls: Sequence[Evaluation], bins: int = 5
+    ce: Sequence[Evaluation],
+    ls: Sequence[Evaluation],
+    control: Sequence[Evaluation],
+    reference: Sequence[np.ndarray],
+    bins: int = 5,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The suppression's drop (the ratio of the least confident bin minus that of the
-    most confident), seed by seed, binned by a confidence no compared model has seen.
+    most confident), run by run, binned by a confidence no compared model has seen.
 
     Binning by the CE model's own MSP selects its high max logits into the top bin and
     its low ones into the bottom bin, so any second model, a retrained CE model too,
-    regresses to the mean and shows a drop. Here, for seed ``i`` of ``n`` (``ce[i]`` and
-    ``ls[i]`` share it), the inputs are binned by the mean MSP of the CE models of the
-    other seeds but ``i + 1`` (mod ``n``); ``ls[i]`` is set against ``ce[i]``, and, as
-    the control, ``ce[i + 1]`` against ``ce[i]``: a model that differs from ``ce[i]`` by
-    its seed only. Returns the drops of LS and of the control, one a seed."""
+    regresses to the mean and shows a drop. Here run ``i`` trained ``ce[i]``, ``ls[i]``
+    (the same initialisation and batch order) and ``control[i]`` (CE again, from
+    another initialisation and batch order) on its own data, and its test inputs are
+    binned by ``reference[i]``, a confidence per input from models of the other runs,
+    which share no training noise with the three. ``ls[i]`` is set against ``ce[i]``,
+    and, as the control, ``control[i]`` against ``ce[i]``. Returns the drops of LS and
+    of the control, one a run."""
     n = len(ce)
-    if n < 3 or len(ls) != n:
+    if n < 2 or not len(ls) == len(control) == len(reference) == n:
         raise ValueError(
-            f"cross_fitted_drops needs one LS model per CE model and at least 3 seeds "
-            f"(one for the reference); got {n} CE and {len(ls)} LS"
+            f"cross_fitted_drops needs at least 2 runs, each with a CE, an LS and a control "
+            f"model and a reference; got {n} CE, {len(ls)} LS, {len(control)} control "
+            f"models and {len(reference)} references"
         )
     drops = []
     for i in range(n):
-        j = (i + 1) % n
-        reference = np.mean([ce[k].msp for k in range(n) if k not in (i, j)], axis=0)
-        pair = [suppression_by_confidence(ce[i], m, bins, by=reference) for m in (ls[i], ce[j])]
+        pair = [
+            suppression_by_confidence(ce[i], m, bins, by=reference[i]) for m in (ls[i], control[i])
+        ]
         drops.append([s.ratio[0] - s.ratio[-1] for s in pair])
     ls_drop, control_drop = np.array(drops).T
     return ls_drop, control_drop
