@@ -412,8 +412,6 @@ core.claim(
     "suppresses_correct_more", estimate=e,
     measured=f"drop of LS 0.4 / CE minus that of a retrained CE: "
              f"{e.value:+.3f} [{e.low:+.3f}, {e.high:+.3f}], {e.n} runs",
-    quote={"ls_min": ls_drop.min(), "ls_max": ls_drop.max(),
-           "ce_min": ce_drop.min(), "ce_max": ce_drop.max()},
 );
 
 # %% [markdown]

@@ -76,7 +76,7 @@ from iclr25.chapters.selective.method import (
     risk_coverage,
     suppression_by_confidence,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
+from iclr25.core import Bound, ClaimSpec, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -217,18 +217,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         "place, against the same CE model, binned by the same reference (the regression "
         "to the mean that binning brings)",
         rests_on=(CONVERGED,),
-        gap=Gap(
-            "LS's drop runs from {ls_min:+.3f} to {ls_max:+.3f} over the seeds, the "
-            "control's from {ce_min:+.3f} to {ce_max:+.3f}, and the paired interval, "
-            "{measured}, reaches 0. A CE model of another seed differs from CE by its "
-            "initialisation and batch order, which LS shares with CE, so the control's "
-            "drop spreads more between seeds than LS's. With binning's regression to "
-            "the mean taken out, what smoothing does to the centred max logit of the "
-            "confident inputs is small against the spread between retrained CE models "
-            "here; more seeds, or a control that shares CE's initialisation, would "
-            "decide it.",
-            after_run=True,
-        ),
     ),
     # E-AURC won back by normalising LS 0.4, minus half what LS 0.4 lost to CE
     "normalisation_recovers": ClaimSpec(
