@@ -209,8 +209,11 @@ def test_registry_claims_each_official_alpha_on_converged_models():
             spec = selective.CLAIMS[f"{prefix}_{alpha:g}"]
             assert f"alpha = {alpha:g}" in spec.statement and "ALPHA" not in spec.statement
     setup = [cid for cid, spec in selective.CLAIMS.items() if spec.kind == "setup"]
-    assert setup == ["converged"]
-    paper = [spec for spec in selective.CLAIMS.values() if spec.kind == "paper"]
+    assert setup == ["converged", "converged_cnn"]
+    paper = {cid: spec for cid, spec in selective.CLAIMS.items() if spec.kind == "paper"}
+    assert paper.pop("ls_worse_aurc_cnn").rests_on == ("converged_cnn",)
+    assert f"alpha = {selective.CNN_ALPHA:g}" in selective.CLAIMS["ls_worse_aurc_cnn"].statement
+    paper = list(paper.values())
     assert all(spec.rests_on == ("converged",) for spec in paper)
     assert all(isinstance(spec.rule, Margin) for spec in paper)
     assert all(len(spec.gap.diagnosis) > 100 for spec in paper if spec.gap is not None)
