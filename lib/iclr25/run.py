@@ -102,7 +102,7 @@ def execute(
     """
     chapter = toc.get(slug)
     params = parameters(slug, overrides, smoke=smoke)
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()  # its process works in the notebooks folder
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / f"{slug}.ipynb"
     execute_within(
