@@ -101,6 +101,15 @@ def test_get_device():
             core.get_device("cuda")
 
 
+def test_a_cuda_device_makes_cublas_deterministic(monkeypatch):
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a machine with a GPU
+    assert core.get_device("cpu").type == "cpu"
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    assert core.get_device("auto").type == "cuda"
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))

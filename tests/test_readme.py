@@ -94,3 +94,16 @@ def test_the_quick_start_runs_a_chapter_and_prints_its_claims(tmp_path):
         )
         assert result.returncode == 0, result.stderr[-2000:]
     assert "sro" in result.stdout and (tmp_path / "runs" / "sro" / "sro.claims.json").is_file()
+
+
+def test_the_readme_names_the_chapters_that_use_a_gpu_and_only_they_offer_cuda():
+    """A chapter offers ``device=cuda`` only if its notebook reads the device; the
+    README's list is those chapters."""
+    offers = {c.slug for c in toc.built() if "cuda" in c.module().PARAMETERS["device"].choices}
+    reads = {
+        c.slug for c in toc.built() if re.search(r"p\.(torch_)?device\b", c.notebook.read_text())
+    }
+    assert offers <= reads  # hyperdas reads it, and offers the CPU only
+    sentence = README.split("With a GPU, the chapters")[1].split(". ")[0]
+    named = set(re.findall(r"\b[a-z0-9]+\b", sentence.split("):")[1]))
+    assert named - {"and"} == offers

@@ -8,6 +8,7 @@ generator, installs the offline plotly renderer and starts the claims record.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import types
 from collections.abc import Callable, Iterator, Mapping
@@ -198,7 +199,9 @@ def threads(n: int) -> Iterator[None]:
 
 
 def get_device(device: str = "auto") -> torch.device:
-    """``"auto"`` is CUDA when present, else the CPU; ``"cpu"``/``"cuda"`` as asked."""
+    """``"auto"`` is CUDA when present, else the CPU; ``"cpu"``/``"cuda"`` as asked. On
+    CUDA, sets ``CUBLAS_WORKSPACE_CONFIG`` (unless set already) so cuBLAS is
+    deterministic."""
     import torch
 
     if device == "auto":
@@ -208,6 +211,10 @@ def get_device(device: str = "auto") -> torch.device:
             "device 'cuda' was asked for but no CUDA device is present; "
             "accepted here: 'auto', 'cpu'"
         )
+    if device == "cuda":
+        # cuBLAS gives the same sums run after run only with a fixed workspace, which
+        # must be set before its first call (torch's reproducibility notes)
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     return torch.device(device)
 
 

@@ -126,7 +126,7 @@ PARAMETERS = {
     "device": Param(
         "auto",
         "compute device (the models are small: trained on the CPU)",
-        choices=("auto", "cpu", "cuda"),
+        choices=("auto", "cpu"),
     ),  # fmt: skip
 }
 SMOKE = {"n_emails": 200, "epochs": 1, "seeds": 1}

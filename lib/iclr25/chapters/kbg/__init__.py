@@ -136,7 +136,7 @@ PARAMETERS = {
     "focus": Param("h15-d10-flat-c2", "dataset shown in detail", choices=NAMES),
     "seed": Param(0, "random seed", low=0),
     "device": Param(
-        "auto", "compute device (everything here runs on the CPU)", choices=("auto", "cpu", "cuda")
+        "auto", "compute device (everything here runs on the CPU)", choices=("auto", "cpu")
     ),
 }
 """The chapter's parameters: the notebook's parameters cell repeats these defaults."""

@@ -124,7 +124,7 @@ PARAMETERS = {
     "device": Param(
         "auto",
         "compute device (the models are tiny: everything runs on the CPU)",
-        choices=("auto", "cpu", "cuda"),
+        choices=("auto", "cpu"),
     ),
 }
 """The chapter's parameters: the notebook's parameters cell repeats these defaults."""

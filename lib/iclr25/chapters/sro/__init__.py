@@ -117,7 +117,7 @@ PARAMETERS = {
     "device": Param(
         "auto",
         "compute device (the method runs in NumPy on the CPU)",
-        choices=("auto", "cpu", "cuda"),
+        choices=("auto", "cpu"),
     ),
 }
 """The chapter's parameters: book defaults run in about a minute on one core."""

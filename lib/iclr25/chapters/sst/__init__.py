@@ -155,7 +155,7 @@ PARAMETERS = {
     "device": Param(
         "auto",
         "compute device (the chapter runs on the CPU: the models are tiny)",
-        choices=("auto", "cpu", "cuda"),
+        choices=("auto", "cpu"),
     ),
 }
 
