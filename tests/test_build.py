@@ -301,6 +301,52 @@ def test_a_cancelled_run_is_stopped_with_its_process_tree(tmp_path):
     assert (code, why) == (None, "cancelled") and time.monotonic() - began < 10
 
 
+CHAPTER_PROCESS = """
+import os, subprocess, sys, time
+from iclr25 import build
+build.end_with_parent(int(sys.argv[1]), poll_s=0.1)
+kernel = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+open({pids!r}, "w").write(f"{{os.getpid()}} {{kernel.pid}}")
+time.sleep(600)
+"""
+
+
+def gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie that nobody reaped has)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_a_chapter_process_ends_with_its_kernel_when_its_parent_is_killed(tmp_path):
+    """A sweep's worker killed by SIGKILL cannot stop the chapter it started, which
+    runs in a session of its own; the chapter's process sees its parent go and ends,
+    its kernel with it."""
+    pids = tmp_path / "pids"
+    (tmp_path / "chapter.py").write_text(CHAPTER_PROCESS.format(pids=str(pids)))
+    starter = (
+        "import os, subprocess, sys, time; subprocess.Popen([sys.executable, "
+        f"{str(tmp_path / 'chapter.py')!r}, str(os.getpid())], start_new_session=True); "
+        "time.sleep(600)"
+    )
+    worker = subprocess.Popen([sys.executable, "-c", starter])
+    deadline = time.monotonic() + 60
+    while not pids.is_file() or len(pids.read_text().split()) < 2:
+        assert time.monotonic() < deadline, "the chapter process never started"
+        time.sleep(0.1)
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert not any(gone(pid) for pid in started)
+    worker.kill()
+    worker.wait()
+    deadline = time.monotonic() + 20
+    while not all(gone(pid) for pid in started):
+        assert time.monotonic() < deadline, "the chapter process outlived its parent"
+        time.sleep(0.1)
+
+
 HANG = """
 from pathlib import Path
 

@@ -320,7 +320,7 @@ def execute_chapters(
                 with (folder / "stderr").open("w") as stderr:
                     process = subprocess.Popen(
                         [sys.executable, "-m", "iclr25.build", str(sources[slug]), str(folder)]
-                        + [str(WALL_BACKSTOP * run.cpu_limit_s)],
+                        + [str(WALL_BACKSTOP * run.cpu_limit_s), str(os.getpid())],
                         env=_environment(slug, threads, folder / "cache.log"),
                         stdout=subprocess.DEVNULL,
                         stderr=stderr,
@@ -546,6 +546,26 @@ def kill_tree(pid: int) -> None:
             process.kill()
 
 
+def end_with_parent(parent: int, poll_s: float = 1.0) -> None:
+    """In a chapter's own process: end this process and its descendants (the kernel)
+    when ``parent``, the process that started it and passed its pid, is gone: at once
+    if it went while this one was starting. A sweep's worker, or a build, stopped by
+    SIGKILL has no chance to kill the tree it started, and the kernel runs in a session
+    of its own, so nothing else would reach it. A daemon thread watches the parent."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        import psutil
+
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
+
+
 def _stop(process: subprocess.Popen) -> None:
     """SIGTERM: the chapter's process kills its kernel and exits; SIGKILL if it lingers."""
     process.terminate()
@@ -639,4 +659,5 @@ def execute_one(source: Path, folder: Path, backstop_s: float) -> None:
 
 
 if __name__ == "__main__":
+    end_with_parent(int(sys.argv[4]))
     execute_one(Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3]))

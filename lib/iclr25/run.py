@@ -32,6 +32,7 @@ from iclr25 import toc
 from iclr25.build import (
     ALLOCATOR_VARIABLES,
     THREAD_VARIABLES,
+    end_with_parent,
     kernel_timeouts,
     run_within,
     speed_factor,
@@ -145,6 +146,7 @@ def execute_within(
         error = Path(folder) / "error.json"
         command = [sys.executable, "-m", "iclr25.run", str(source), str(executed)]
         command += [json.dumps(dict(params)), str(backstop_s), str(progress), str(error)]
+        command += [str(os.getpid())]  # the process it ends with (build.end_with_parent)
         code, why = run_within(
             command,
             cpu_limit_s=cpu_limit_s,
@@ -209,7 +211,8 @@ def _papermill(
 
 
 if __name__ == "__main__":
-    source, executed, params, backstop, progress, error = sys.argv[1:]
+    source, executed, params, backstop, progress, error, parent = sys.argv[1:]
+    end_with_parent(int(parent))
     failed = _papermill(
         Path(source), Path(executed), json.loads(params), float(backstop), progress == "True"
     )
