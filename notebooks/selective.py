@@ -21,7 +21,7 @@
 # makes the model worse at knowing when it is wrong, they explain why from the
 # gradient LS puts on the logits, and they undo most of the damage after training by
 # normalising the logits. This chapter tests the three steps on small image
-# classifiers trained here over several seeds, with a check that they converged.
+# classifiers trained here over several runs, with a check that they converged.
 
 # %% tags=["parameters"]
 n = 30000
@@ -243,7 +243,7 @@ PERCENT = ["training_accuracy", "accuracy", "aurc_msp", "aurc_norm",
 (100 * table[PERCENT]).join(table["p"]).round(2)
 
 # %% [markdown]
-# The table gives, in percent and averaged over seeds, training and test accuracy
+# The table gives, in percent and averaged over runs, training and test accuracy
 # and, by MSP and by the normalised max logit (with the $p$ chosen on validation),
 # AURC, E-AURC (lower is better) and AUROC (higher is better). The gap between
 # training and test accuracy is the part of the test error that comes from digits
@@ -252,7 +252,7 @@ PERCENT = ["training_accuracy", "accuracy", "aurc_msp", "aurc_norm",
 # ## Does LS make the confidence ranking worse?
 #
 # The paper's main plot: AURC against $\alpha$ ($\alpha = 0$ is CE), by MSP and by the
-# normalised max logit, mean and standard deviation over seeds.
+# normalised max logit, mean and standard deviation over runs.
 
 # %%
 ALL = [0.0, *ALPHAS]
@@ -279,30 +279,30 @@ metric_figure("E-AURC", "eaurc").show()
 # %% [markdown]
 # The risk-coverage curves of the CE model and of each LS model, both ranked by MSP,
 # and of the LS model ranked by the normalised max logit, one panel an $\alpha$; the
-# slider picks the seed. Each curve ends at its model's error rate (full coverage).
+# slider picks the run. Each curve ends at its model's error rate (full coverage).
 # Where the LS curve runs above the CE curve at low coverage, more of the
 # predictions LS is most sure of are wrong.
 
 # %%
 def seed_curves(s):
-    """CE against LS at each alpha, the models of seed ``s``."""
+    """CE against LS at each alpha, the models of run ``s``."""
     return selective.curves_figure({
         f"LS {alpha:g}": (results[0.0, s], results[alpha, s])
         for alpha in ALPHAS})
 
 
-core.explore(seed_curves, list(SEEDS), "seed");
+core.explore(seed_curves, list(SEEDS), "run");
 
 # %% [markdown]
-# The claims compare each LS model with the CE model of the same seed: the mean over
-# seeds of the paired difference, with a 95% t interval over the seeds, each an
+# The claims compare each LS model with the CE model of the same run: the mean over
+# runs of the paired difference, with a 95% t interval over the runs, each an
 # independent training run (`stats.paired_runs`). A claim holds when
-# the whole interval lies on the paper's side of its margin. Per seed, in percentage
+# the whole interval lies on the paper's side of its margin. Per run, in percentage
 # points, by MSP:
 
 # %%
 def arm(alpha, column):
-    """``column`` of the models trained at ``alpha``, one value a seed."""
+    """``column`` of the models trained at ``alpha``, one value a run."""
     return np.array([getattr(results[alpha, s], column) for s in SEEDS])
 
 
@@ -340,7 +340,7 @@ for alpha in ALPHAS:
 
 # %% [markdown]
 # Does the damage grow with $\alpha$? The AURC of the LS model at $\alpha = 0.4$
-# against that at $0.2$, seed by seed.
+# against that at $0.2$, run by run.
 
 # %%
 e = stats.paired_runs(100 * arm(0.4, "aurc_msp"), 100 * arm(0.2, "aurc_msp"))
@@ -404,7 +404,7 @@ core.claim("ls_worse_aurc_cnn", estimate=e, measured=points(e));
 # MSP, which tracks how likely the prediction is to be right (the hover shows the CE
 # accuracy of each bin). In each bin, the ratio of LS's median to CE's: below one, LS
 # has lowered the max logit; the account predicts the ratio falls as the CE
-# confidence rises. Means over seeds, error bars one standard deviation. (The paper
+# confidence rises. Means over runs, error bars one standard deviation. (The paper
 # plots each model's max logit against its own MSP, one model at a time.)
 #
 # ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
@@ -413,13 +413,13 @@ core.claim("ls_worse_aurc_cnn", estimate=e, measured=points(e));
 
 # %%
 def suppression(alpha):
-    """LS(alpha) against CE on the same inputs, one result a seed."""
+    """LS(alpha) against CE on the same inputs, one result a run."""
     return [selective.suppression_by_confidence(
         results[0.0, s], results[alpha, s], p.bins) for s in SEEDS]
 
 
 def mean_curve(curves):
-    """The per-bin mean over seeds, and the spread of the ratio."""
+    """The per-bin mean over runs, and the spread of the ratio."""
     mean = selective.Suppression(*(np.mean(f, axis=0) for f in zip(*curves)))
     return mean, np.std([c.ratio for c in curves], axis=0)
 
@@ -432,7 +432,7 @@ selective.suppression_figure({
 # %% [markdown]
 # This figure cannot decide the claim. Binning by the CE model's own MSP puts that
 # model's largest max logits in the top bin and its smallest in the bottom one, by
-# its own noise; any second model, a CE model of another seed too, regresses to the
+# its own noise; any second model, a retrained CE model too, regresses to the
 # mean there, and its ratio falls with the confidence. So the claim bins each
 # run's test inputs by the mean MSP of the other runs' CE models, which share no
 # training noise with the models compared (they were trained on other draws, some
@@ -479,7 +479,7 @@ core.claim(
 #
 # Normalising changes the ranking, never the predictions, so it can win back the part
 # of LS's damage that is due to the ranking (the E-AURC), not a change of accuracy.
-# With $\text{E}$ the E-AURC (by MSP unless marked), "most" means that per seed the
+# With $\text{E}$ the E-AURC (by MSP unless marked), "most" means that per run the
 # E-AURC won back, $\text{E}_{LS} - \text{E}_{LS,\,norm}$, exceeds half of that lost,
 # $(\text{E}_{LS} - \text{E}_{CE}) / 2$; a normalisation that did nothing would fall
 # short by the whole half.
@@ -488,7 +488,7 @@ core.claim(
 won = arm(0.4, "eaurc_msp") - arm(0.4, "eaurc_norm")
 lost = arm(0.4, "eaurc_msp") - arm(0.0, "eaurc_msp")
 for s, w, lo in zip(SEEDS, won, lost):
-    print(f"seed {s}: LS 0.4 lost {100 * lo:+.2f} E-AURC points to CE, "
+    print(f"run {s}: LS 0.4 lost {100 * lo:+.2f} E-AURC points to CE, "
           f"normalising won back {100 * w:+.2f} "
           f"(p = {results[0.4, s].p:g})")
 e = stats.paired_runs(100 * won, 100 * lost / 2)
@@ -498,7 +498,7 @@ core.claim("normalisation_recovers", estimate=e,
 # %% [markdown]
 # The paper also finds that normalisation does little for a model trained with plain
 # cross-entropy: CE does not suppress the max logit of its confident predictions, so
-# there is little to undo. The claim asks two things of each seed: that normalising
+# there is little to undo. The claim asks two things of each run: that normalising
 # lowers the AURC of the LS model ($\alpha = 0.4$), and that it lowers it by more
 # than it lowers the CE model's. Its measure is the smaller of the two, so it cannot
 # hold where normalising hurts both models. It does not ask the CE model's gain to
@@ -508,10 +508,10 @@ core.claim("normalisation_recovers", estimate=e,
 gain = {alpha: arm(alpha, "aurc_msp") - arm(alpha, "aurc_norm")
         for alpha in (0.0, 0.4)}
 for s, ce, ls in zip(SEEDS, gain[0.0], gain[0.4]):
-    print(f"seed {s}: normalising gains {100 * ce:+.2f} AURC points for "
+    print(f"run {s}: normalising gains {100 * ce:+.2f} AURC points for "
           f"CE, {100 * ls:+.2f} for LS 0.4")
 print(f"normalising raises (worsens) the AURC of the CE model for "
-      f"{int((gain[0.0] < 0).sum())} of {len(gain[0.0])} seeds")
+      f"{int((gain[0.0] < 0).sum())} of {len(gain[0.0])} runs")
 both = np.minimum(gain[0.4], gain[0.4] - gain[0.0])
 e = stats.over_runs(100 * both)
 core.claim("normalisation_little_for_ce", estimate=e,
@@ -591,7 +591,7 @@ core.claims_table();
 #
 # ## Going further
 #
-# More seeds, the full 75 epochs, or another architecture or image set (a GPU helps:
+# More runs, the full 75 epochs, or another architecture or image set (a GPU helps:
 # `-p device=cuda`):
 #
 # ```bash
