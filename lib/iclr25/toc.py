@@ -84,7 +84,7 @@ ALL: tuple[Chapter, ...] = (
     Chapter("probing", "Probe training decides post-hoc attributions", _EXPLAIN),
     Chapter("faithfulness", "Faithfulness of LLM explanations", _EXPLAIN, LM_BUDGET_S),
     Chapter("ai2tale", "AI2TALE: phishing-sentence localisation", _EXPLAIN, one_off_s=120),
-    Chapter("selective", "Label smoothing and selective classification", _RELIABLE, one_off_s=420),
+    Chapter("selective", "Label smoothing and selective classification", _RELIABLE, one_off_s=540),
     Chapter("enumerative", "Transformers for psi-class intersection numbers", _RELIABLE),
     Chapter("tgbseq", "TGB-Seq: temporal links with sequential dynamics", _GRAPHS, one_off_s=120),
     Chapter("kbg", "Knowledge Benchmark Graph for GNN design", _GRAPHS, one_off_s=120),
