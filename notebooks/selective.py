@@ -493,7 +493,10 @@ for s, w, lo in zip(SEEDS, won, lost):
           f"(p = {results[0.4, s].p:g})")
 e = stats.paired_runs(100 * won, 100 * lost / 2)
 core.claim("normalisation_recovers", estimate=e,
-           measured=f"won back minus half the loss: {points(e)}");
+           measured=f"won back minus half the loss: {points(e)}",
+           quote={"lost": 100 * lost.mean(), "won": 100 * won.mean(),
+                  "lost_min": 100 * lost.min(),
+                  "lost_max": 100 * lost.max()});
 
 # %% [markdown]
 # The paper also finds that normalisation does little for a model trained with plain
