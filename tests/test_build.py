@@ -303,8 +303,8 @@ def test_a_cancelled_run_is_stopped_with_its_process_tree(tmp_path):
 
 CHAPTER_PROCESS = """
 import os, subprocess, sys, time
-from iclr25 import build
-build.end_with_parent(int(sys.argv[1]), poll_s=0.1)
+from iclr25 import processes
+processes.end_with_parent(int(sys.argv[1]), poll_s=0.1)
 kernel = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
 open({pids!r}, "w").write(f"{{os.getpid()}} {{kernel.pid}}")
 time.sleep(600)

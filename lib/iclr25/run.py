@@ -32,13 +32,13 @@ from iclr25 import toc
 from iclr25.build import (
     ALLOCATOR_VARIABLES,
     THREAD_VARIABLES,
-    end_with_parent,
     kernel_timeouts,
     run_within,
     speed_factor,
     speed_probe,
 )
 from iclr25.core import CHAPTER, Claim, read_claims, validate
+from iclr25.processes import end_with_parent
 
 ERROR_FIELDS = ("cell_index", "exec_count", "source", "ename", "evalue", "traceback")
 """A ``PapermillExecutionError``'s fields, as papermill's process hands them back."""
@@ -146,7 +146,7 @@ def execute_within(
         error = Path(folder) / "error.json"
         command = [sys.executable, "-m", "iclr25.run", str(source), str(executed)]
         command += [json.dumps(dict(params)), str(backstop_s), str(progress), str(error)]
-        command += [str(os.getpid())]  # the process it ends with (build.end_with_parent)
+        command += [str(os.getpid())]  # the process it ends with (processes.end_with_parent)
         code, why = run_within(
             command,
             cpu_limit_s=cpu_limit_s,
