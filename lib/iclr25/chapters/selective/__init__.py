@@ -202,11 +202,6 @@ CNN's is the same check of its own models."""
 CLAIMS: dict[str, ClaimSpec] = {
     # every model fits its training set and its loss has stopped falling
     CONVERGED: CONVERGED_CHECK,
-    # the same check for the CNN's models
-    CONVERGED_CNN: replace(
-        CONVERGED_CHECK,
-        statement="Every CNN model (CE and LS, every run) has converged, by the same check",
-    ),
     # the claims of PER_ALPHA at each official alpha: "ls_worse_aurc_0.2", ...
     **{
         f"{prefix}_{alpha:g}": ClaimSpec(
@@ -219,6 +214,19 @@ CLAIMS: dict[str, ClaimSpec] = {
         for alpha in ALPHAS
         for prefix, (statement, paper, rule) in PER_ALPHA.items()
     },
+    # AURC(LS 0.4) - AURC(LS 0.2), seed-paired
+    "grows_with_alpha": ClaimSpec(
+        "The AURC grows with alpha: LS at alpha = 0.4 has a higher AURC than at 0.2",
+        paper="the degradation increases with alpha",
+        rule=ANY_RISE,
+        control="the LS model at alpha = 0.2 of the same seed",
+        rests_on=(CONVERGED,),
+    ),
+    # the same check for the CNN's models
+    CONVERGED_CNN: replace(
+        CONVERGED_CHECK,
+        statement="Every CNN model (CE and LS, every run) has converged, by the same check",
+    ),
     # AURC(LS 0.2) - AURC(CE) by MSP, the CNN, seed-paired
     "ls_worse_aurc_cnn": ClaimSpec(
         "On a second architecture, the CNN, LS (alpha = 0.2) raises the AURC of the MSP "
@@ -229,14 +237,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the CNN trained with CE (alpha = 0) on the same run's data, from the "
         "same initialisation and batch order",
         rests_on=(CONVERGED_CNN,),
-    ),
-    # AURC(LS 0.4) - AURC(LS 0.2), seed-paired
-    "grows_with_alpha": ClaimSpec(
-        "The AURC grows with alpha: LS at alpha = 0.4 has a higher AURC than at 0.2",
-        paper="the degradation increases with alpha",
-        rule=ANY_RISE,
-        control="the LS model at alpha = 0.2 of the same seed",
-        rests_on=(CONVERGED,),
     ),
     # the drop of LS/CE (least minus most confident bin) minus a retrained CE's drop,
     # binned by the other runs' CE confidence (cross_fitted_drops), run-paired
