@@ -321,9 +321,9 @@ per_seed.round(2)
 
 # %% [markdown]
 # (AUROC is given as CE minus LS, so that a positive number means LS ranks worse in
-# every column but accuracy.) The claims, in percentage points: at each $\alpha$, LS
-# worsens the AURC and, with the accuracy taken out, the ranking itself (E-AURC up,
-# AUROC down). The paper also finds that LS keeps the accuracy; a model that smoothed
+# every column but accuracy.) The claims ask, in percentage points, whether at each
+# $\alpha$ LS worsens the AURC and, with the accuracy taken out, the ranking itself
+# (E-AURC up, AUROC down). The paper also finds that LS keeps the accuracy; a model that smoothed
 # nothing would keep it too, so that is printed, not claimed.
 
 # %%
@@ -436,10 +436,10 @@ selective.suppression_figure({
 # mean there, and its ratio falls with the confidence. So the claim bins each
 # run's test inputs by the mean MSP of the other runs' CE models, which share no
 # training noise with the models compared (they were trained on other draws, some
-# of the same base digits, which only sharpens the reference), and sets LS's drop
-# (the ratio of the least confident bin minus that of the most confident) against
-# the drop of the run's retrained CE model in LS's place: the regression to the
-# mean that binning leaves.
+# of the same base digits; binning needs only that their noise is not shared), and
+# sets LS's drop (the ratio of the least confident bin minus that of the most
+# confident) against the drop of the run's retrained CE model in LS's place: the
+# regression to the mean that binning leaves.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/selective/method.py
 # :pyobject: cross_fitted_drops

@@ -24,9 +24,9 @@ What is here: the risk-coverage curve and AURC as the paper's code computes them
 excess AURC over the oracle (E-AURC) and the AUROC of correct against wrong, the MSP
 and normalised-logit scores, the choice of p, the LS targets and logit gradient, the
 max-logit suppression on matched inputs, cross-fitted against a retrained CE model
-(binned by the confidence of the other runs' CE models), the official training recipe (SGD, lr 0.1,
-momentum 0.9, weight decay 5e-4, the rate divided by 10 at 1/3 and 2/3 of the epochs)
-and the plateau of the training loss that the convergence check reads.
+(binned by the confidence of the other runs' CE models), the official training recipe
+(SGD, lr 0.1, momentum 0.9, weight decay 5e-4, the rate divided by 10 at 1/3 and 2/3 of
+the epochs) and the plateau of the training loss that the convergence check reads.
 
 AURC is written by hand, following the official code's ``risk_coverage_curve``
 (ENSTA-U2IS-AI/Label-smoothing-Selective-classification-Code): torch-uncertainty's
@@ -40,9 +40,8 @@ curve at the error rate.
 Files: ``method.py`` holds the method (the risk-coverage curve and its areas, the
 confidence scores, the LS targets and gradient, the evaluation of one model, the
 max-logit suppression and its cross-fitted drops, the training recipe and the loss
-plateau); ``figures.py`` the
-figure builders;
-this ``__init__`` the chapter's parameters and its claims registry.
+plateau); ``figures.py`` the figure builders; this ``__init__`` the chapter's parameters
+and its claims registry.
 """
 
 from __future__ import annotations
