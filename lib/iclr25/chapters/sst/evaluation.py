@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -153,16 +154,29 @@ def needed(
     return masks.flatten(1).any(1) & ~kept_by_nothing
 
 
-def choose_gamma(scores: Mapping[float, tuple[float, float]], min_faithfulness: float) -> float:
-    """The gamma of ``scores`` (gamma -> validation size, validation faithfulness) with
-    the smallest size among those at least ``min_faithfulness`` faithful (ties: the
-    more faithful, then the smaller gamma); the most faithful gamma if none is."""
+class Validated(NamedTuple):
+    """One gamma's SST-ST on the validation split: the mean size of its explanations,
+    their faithfulness, and the share of inputs whose explanation is needed."""
+
+    size: float
+    faithfulness: float
+    needed: float
+
+
+def choose_gamma(scores: Mapping[float, Validated], min_faithfulness: float) -> float:
+    """The gamma of ``scores`` with the smallest explanations among those at least
+    ``min_faithfulness`` faithful (ties: the more faithful, then the smaller gamma); the
+    most faithful gamma if none is. Only gammas whose explanations are needed for most
+    validation inputs compete (all of them when none is): an empty explanation, or one
+    that the empty subset already matches, is faithful whatever it keeps, so its
+    faithfulness does not measure an explanation."""
     if not scores:
         raise ValueError("choose_gamma() needs validation scores for at least one gamma")
-    faithful = {g: sf for g, sf in scores.items() if sf[1] >= min_faithfulness}
+    explaining = {g: v for g, v in scores.items() if v.needed > 0.5} or dict(scores)
+    faithful = {g: v for g, v in explaining.items() if v.faithfulness >= min_faithfulness}
     if not faithful:
-        return max(scores, key=lambda g: (scores[g][1], -g))
-    return min(faithful, key=lambda g: (faithful[g][0], -faithful[g][1], g))
+        return max(explaining, key=lambda g: (explaining[g].faithfulness, -g))
+    return min(faithful, key=lambda g: (faithful[g].size, -faithful[g].faithfulness, g))
 
 
 @torch.no_grad()
