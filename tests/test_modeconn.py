@@ -87,6 +87,35 @@ def test_connect_adds_nodes_and_keeps_the_endpoints(model):
     assert len(none.nodes) == 2 and none.curves[0] is none.curves[-1]
 
 
+def test_a_round_that_skips_a_path_keeps_its_curve_and_updates_the_others(model):
+    a = torch.stack([image_of(model, 2, 0), image_of(model, 2, 5)])
+    c = torch.stack([image_of(model, 2, 3), image_of(model, 2, 6)])
+    gaps = [modeconn.barrier(loss).gap for loss in modeconn.path_losses(model, a, c, 2, 20)]
+    cut = float(np.mean(gaps))  # a tolerance between the two straight gaps
+    assert min(gaps) < cut < max(gaps)
+    routes = modeconn.connect(model, a, c, [2, 2], 1, points=20, tolerance=cut, steps=20)
+    for route, gap in zip(routes, gaps):
+        if gap <= cut:
+            assert route.curves[1] is route.curves[0] and len(route.nodes) == 2
+        else:  # its curve is the loss along its new segments, evaluated afresh
+            fresh = [
+                modeconn.path_losses(model, s[None], e[None], 2, 20)[0]
+                for s, e in zip(route.nodes[:-1], route.nodes[1:])
+            ]
+            np.testing.assert_allclose(route.curves[1][1], np.concatenate(fresh), rtol=1e-5)
+
+
+def test_a_run_draws_the_same_pairs_from_its_seed_and_others_from_another():
+    labels = np.repeat(np.arange(4), 10)
+    keep = np.ones(40, dtype=bool)
+    same = modeconn.real_pairs(labels, keep, 8, 3), modeconn.real_pairs(labels, keep, 8, 3)
+    assert np.array_equal(*same)
+    assert not np.array_equal(same[0], modeconn.real_pairs(labels, keep, 8, 4))
+    chosen, sources = modeconn.attack_pairs(labels, keep, 8, 3)
+    assert (labels[chosen[:, 0]] == labels[chosen[:, 1]]).all()
+    assert (labels[sources] != labels[chosen[:, 0]]).all()
+
+
 def test_feature_visualization_lowers_the_loss(model):
     g = torch.Generator().manual_seed(0)
     start = 0.01 * torch.randn((3, *SHAPE), generator=torch.Generator().manual_seed(0))

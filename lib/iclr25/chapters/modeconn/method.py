@@ -418,7 +418,11 @@ def connect(
             r.detours.append(float(sizes[j]))
             r.pixels.append(float(pixels[j]))
             r.along.append(float(along[j]))
-        _evaluate(model, routes, points)
+        changed = {id(r): r for r, *_ in jobs}
+        _evaluate(model, list(changed.values()), points)
+        for r in routes:
+            if id(r) not in changed:  # a path left alone keeps its curve
+                r.curves.append(r.curves[-1])
     return routes
 
 
