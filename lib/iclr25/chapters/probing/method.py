@@ -279,19 +279,22 @@ def confidence(logits: torch.Tensor, loss: str | float) -> torch.Tensor:
 # ---------------------------------------------------------------------------------
 
 
-def augment(x: torch.Tensor, generator: torch.Generator, shift: int = 2) -> torch.Tensor:
-    """SimCLR views of small images: a shift of up to ``shift`` pixels, a horizontal
-    flip, a rotation by a multiple of 90 degrees (one affine warp), then pixel noise."""
+def augment(
+    x: torch.Tensor, generator: torch.Generator, shift: int = 2, low: float = 0.6
+) -> torch.Tensor:
+    """SimCLR views of small images: a random resized crop (area ``low`` to 1 of the
+    image, aspect ratio 3/4 to 4/3) shifted by up to ``shift`` pixels, one affine warp,
+    then pixel noise. No flips or rotations: they would make a digit and its mirror
+    (2 and 5, 6 and 9) one view of the same thing."""
     n, _, h, w = x.shape
-    k = torch.randint(0, 4, (n,), generator=generator).float() * (math.pi / 2)
-    flip = torch.where(torch.rand(n, generator=generator) < 0.5, -1.0, 1.0)
+    area = low + (1 - low) * torch.rand(n, generator=generator)
+    aspect = ((2 * torch.rand(n, generator=generator) - 1) * math.log(4 / 3)).exp()
     t = torch.randint(-shift, shift + 1, (n, 2), generator=generator).float()
     theta = torch.zeros(n, 2, 3)
-    theta[:, 0, 0], theta[:, 0, 1] = torch.cos(k) * flip, -torch.sin(k)
-    theta[:, 1, 0], theta[:, 1, 1] = torch.sin(k) * flip, torch.cos(k)
+    theta[:, 0, 0], theta[:, 1, 1] = (area * aspect).sqrt(), (area / aspect).sqrt()
     theta[:, 0, 2], theta[:, 1, 2] = 2 * t[:, 0] / w, 2 * t[:, 1] / h
     grid = F.affine_grid(theta, list(x.shape), align_corners=False)
-    views = F.grid_sample(x, grid, mode="nearest", padding_mode="zeros", align_corners=False)
+    views = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
     noise = 0.1 * torch.randn(views.shape, generator=generator)
     return (views + noise).clamp(0, 1)
 
