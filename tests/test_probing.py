@@ -186,20 +186,37 @@ def test_bce_uses_the_official_uniform_off_labels():
     assert probing.probe_loss(logits, y, "bce").item() == pytest.approx(expected.item())
 
 
-def test_per_grid_means_and_swap_effects():
+def test_per_grid_means_and_the_swap_contrast():
     scores = np.arange(8.0)  # two grids of four cells
     assert probing.per_grid(scores, 4).tolist() == [1.5, 5.5]
     rng = np.random.default_rng(0)
     big = 0.2 + 0.01 * rng.standard_normal((4, 40))  # loss swaps that move GridPG
     none = 0.01 * rng.standard_normal((4, 40))  # backbone swaps that do not
-    effect = probing.swap_effects(big, none)
-    assert effect.low > 0.15 and effect.high < 0.25 and effect.n == 40
+    contrast = probing.swap_contrast(big, none)
+    oracle = np.abs(big.mean(1)).mean() - np.abs(none.mean(1)).mean()
+    assert contrast == pytest.approx(oracle) and 0.18 < contrast < 0.22
     # signs do not cancel between swaps: the size of each swap's effect counts
     mixed = big * np.array([1, -1, 1, -1])[:, None]
-    assert probing.swap_effects(mixed, none).value == pytest.approx(effect.value)
-    assert probing.swap_effects(none, big).high < 0
+    assert probing.swap_contrast(mixed, none) == pytest.approx(contrast)
+    assert probing.swap_contrast(none, big) == pytest.approx(-contrast)
     with pytest.raises(ValueError, match="one shape"):
-        probing.swap_effects(big, none[:3])
+        probing.swap_contrast(big, none[:3])
+
+
+def test_gridpg_over_runs_reads_each_runs_mean_over_grids():
+    runs = [np.full(18, 0.3), np.full(18, 0.5), np.full(18, 0.4)]  # 2 grids of 9 each
+    estimate = probing.summarise_runs(runs, 9)
+    assert estimate.value == pytest.approx(0.4) and estimate.unit == "runs"
+    assert estimate.n == 3 and estimate.items == 6 and estimate.low < 0.4 < estimate.high
+
+
+def test_simclr_views_keep_the_digit_upright():
+    """No flip or rotation: a view of an image is closer to it than to its mirror."""
+    x = torch.zeros(64, 1, 16, 16)
+    x[:, :, 2:14, 3:6] = 1.0  # a bar on the left
+    views = probing.augment(x, torch.Generator().manual_seed(0))
+    left, right = views[..., :8].mean((1, 2, 3)), views[..., 8:].mean((1, 2, 3))
+    assert views.shape == x.shape and bool((left > right).all())
 
 
 def test_the_loss_mixture_interpolates_ce_and_bce():

@@ -1,6 +1,6 @@
-"""The evaluation: the grid pointing game (confident images, grids, smoothing, GridPG)
-and the attribution maps it scores (captum), cached per backbone, with intervals over
-grids."""
+"""The evaluation: the grid pointing game (confident images, grids, smoothing, GridPG),
+the attribution maps it scores (captum), cached per backbone, and one run's summaries
+of them (per-grid means, the swap contrast); the claims' intervals are over runs."""
 
 from __future__ import annotations
 
@@ -378,45 +378,28 @@ def per_grid(scores: np.ndarray, cells: int) -> np.ndarray:
 
 
 def summarise(scores: np.ndarray, cells: int) -> stats.Estimate:
-    """Mean GridPG with its 95% interval over grids (:func:`per_grid`)."""
+    """One run's mean GridPG with its 95% interval over its grids (:func:`per_grid`)."""
     return stats.mean(per_grid(scores, cells))
 
 
-def swap_effects(
-    loss_swaps: np.ndarray, backbone_swaps: np.ndarray, *, seed: int = 0
-) -> stats.Estimate:
-    """Mean |effect| of a change of loss minus that of a change of backbone, each
-    effect the mean over grids of a per-grid GridPG difference: arrays (swaps, grids),
-    one row per single swap (CE -> BCE for one backbone and probe; SimCLR ->
-    supervised for one probe and loss), the same grids in both, equal numbers of rows.
-    The interval is scipy's BCa bootstrap over grids, both arrays resampled together."""
-    from scipy.stats import bootstrap
+def summarise_runs(runs: Sequence[np.ndarray], cells: int) -> stats.Estimate:
+    """Mean GridPG with its 95% interval over runs: ``runs`` holds each run's scores
+    (grid-major), whose mean over grids (:func:`per_grid`) is the run's statistic."""
+    means = [per_grid(scores, cells).mean() for scores in runs]
+    return stats.over_runs(means, items=sum(len(per_grid(s, cells)) for s in runs))
 
+
+def swap_contrast(loss_swaps: np.ndarray, backbone_swaps: np.ndarray) -> float:
+    """One run's mean |effect| of a change of loss minus that of a change of backbone:
+    arrays (swaps, grids), one row per single swap (CE -> BCE for one backbone and
+    probe; SimCLR -> supervised for one probe and loss), each row a per-grid GridPG
+    difference on the run's grids, the same grids and equal numbers of rows in both.
+    A swap's effect is its row's mean over grids; its size, the absolute value, so
+    that effects of opposite signs do not cancel."""
     a, b = np.asarray(loss_swaps, float), np.asarray(backbone_swaps, float)
     if a.shape != b.shape or a.ndim != 2:
         raise ValueError(
-            f"swap_effects() needs two (swaps, grids) arrays of one shape, got {a.shape} "
+            f"swap_contrast() needs two (swaps, grids) arrays of one shape, got {a.shape} "
             f"and {b.shape}"
         )
-
-    def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
-        idx = np.asarray(idx, dtype=int)
-        return np.abs(a[:, idx].mean(-1)).mean(0) - np.abs(b[:, idx].mean(-1)).mean(0)
-
-    grids = np.arange(a.shape[1])
-    value = float(statistic(grids))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ci = bootstrap(
-            (grids,),
-            statistic,
-            vectorized=True,
-            n_resamples=stats.RESAMPLES,
-            confidence_level=stats.CONFIDENCE,
-            method="BCa",
-            batch=500,
-            rng=np.random.default_rng(seed),
-        ).confidence_interval
-    return stats.Estimate(
-        value, float(ci.low), float(ci.high), len(grids), "bootstrap (BCa)", "items"
-    )
+    return float(np.abs(a.mean(1)).mean() - np.abs(b.mean(1)).mean())
