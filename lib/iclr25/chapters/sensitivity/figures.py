@@ -18,7 +18,8 @@ def robustness_figure(
 ) -> go.Figure:
     """Per trained model (a row of ``table``), mean S against corrupted accuracy (left)
     and against sharpness (right, log), one colour per architecture (column ``"arch"``,
-    ``colors`` maps it to a colour), titled with the two Spearman rhos."""
+    ``colors`` maps it to a colour), titled with the two Spearman rhos over the
+    architectures (means over runs)."""
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=["robustness", "flatness"])
@@ -42,8 +43,9 @@ def robustness_figure(
     fig.update_yaxes(title_text="sharpness (logit change)", type="log", col=2)
     fig.update_layout(
         height=420,
-        title=f"Unregularised models, every architecture and seed. Spearman rho: "
-        f"sensitivity vs corrupted accuracy {rho_robust:+.2f}, vs sharpness {rho_sharp:+.2f}",
+        title=f"Unregularised models, every architecture and run. Spearman rho over the "
+        f"architectures, mean over runs: sensitivity vs corrupted accuracy {rho_robust:+.2f}, "
+        f"vs sharpness {rho_sharp:+.2f}",
     )
     return fig
 
