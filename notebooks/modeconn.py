@@ -523,11 +523,10 @@ core.claim("adversarial_higher", estimate=stats.paired_runs(
     items=kept));
 
 # %% [markdown]
-# Both sets' barriers are small in absolute terms: the attack stops at $A$'s own
-# loss, which for this model is near zero (the median printed above), and a path's
-# barrier scales with its endpoints' loss. The claim compares the two gaps of each
-# $A$, so it does not depend on that scale; a threshold on the gap, as a detector
-# would use, does.
+# The attack stops at $A$'s own loss (the median CE of correct images is printed
+# above), and a path's barrier scales with its endpoints' loss. The claim
+# compares the two gaps of each $A$, so it does not depend on that scale; a
+# threshold on the gap, as a detector would use, does.
 #
 # The paper proposes the barrier as a detector of attacks. Scoring each pair by its
 # gap, the ROC curve shows how well that separates real-to-adversarial pairs from
