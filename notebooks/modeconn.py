@@ -339,6 +339,8 @@ core.claim(
     measured=f"quiet share {by_run['climbing, one quiet bypass'].mean():.3f}"
              f"; largest pixel change, median "
              f"{np.median(largest) if len(largest) else np.nan:.3f}",
+    quote={"pixel": np.median(largest) if len(largest) else np.nan,
+           "detour": np.median(first) if len(first) else np.nan},
 );
 
 # %% [markdown]
