@@ -31,7 +31,9 @@ PIP   := $(PYTHON) -m pip install --quiet --disable-pip-version-check
 
 .PHONY: install browser check book test run lab clean
 
+# git checks each commit's subject (.githooks/commit-msg) in a clone of the repository.
 install: $(STAMP)
+	@if git rev-parse --git-dir >/dev/null 2>&1; then git config core.hooksPath .githooks; fi
 
 # torch first, in the build asked for (on its own index, without its dependencies, which
 # come from requirements.txt); requirements.txt's torch==2.13.0 then keeps it.

@@ -18,6 +18,7 @@ import yaml
 
 from iclr25 import scoreboard, toc
 from iclr25.core import MIN_RUNS, book_problems, read_claims, under_replicated
+from iclr25.core.report import INTERPRETS
 
 ROOT = toc.ROOT
 BUILD = ROOT / "_build"
@@ -152,22 +153,22 @@ def test_claims_on_trained_models_rest_on_five_runs_or_are_listed(book, slug):
     assert {c.id for c in found} == listed, "a listed claim now rests on enough runs"
 
 
-INTERPRETS = "**What the claims say.**"
-
-
 @pytest.mark.parametrize("slug", BUILT)
 def test_claims_paragraph_names_every_claim_that_did_not_hold(book, slug):
-    """The paragraph after the claims table reads the build's outcome: every claim that
-    did not hold is named in it, as `id`, so a changed outcome sends it to be rewritten."""
+    """The paragraph that the run writes beneath the claims table reads the build's
+    outcome: every claim that did not hold is named in it with its outcome."""
     executed = json.loads((EXECUTED / f"{slug}.ipynb").read_text())
+    opening = f"<strong>{INTERPRETS}</strong>"
     paragraphs = [
-        "".join(c["source"])
+        html
         for c in executed["cells"]
-        if c["cell_type"] == "markdown" and "".join(c["source"]).startswith(INTERPRETS)
+        for o in c.get("outputs", [])
+        if opening in (html := "".join(o.get("data", {}).get("text/html", "")))
     ]
-    assert len(paragraphs) == 1, f"one paragraph opening {INTERPRETS}"
-    missed = [(c.id, c.status) for c in read_claims(executed) if c.status != "holds"]
-    unnamed = [f"{id} ({status})" for id, status in missed if f"`{id}`" not in paragraphs[0]]
+    assert len(paragraphs) == 1, f"one output with the paragraph opening {INTERPRETS}"
+    text = paragraphs[0][paragraphs[0].index(opening) :]
+    missed = [c for c in read_claims(executed) if c.status != "holds"]
+    unnamed = [f"{c.id} ({c.status})" for c in missed if f"<code>{c.id}</code>" not in text]
     assert not unnamed, f"the claims paragraph does not name {', '.join(unnamed)}"
 
 
@@ -298,9 +299,18 @@ def test_intro_page_works_offline(browser, site):
     assert not seen["external"] and not seen["errors"] and not seen["math_errors"], seen
 
 
+@pytest.mark.parametrize("slug", BUILT)
+def test_claims_section_opens_with_the_claims_at_a_glance(html, slug):
+    page = (html / "notebooks" / f"{slug}.html").read_text()
+    section = page[page.index('<section id="claims">') :]
+    assert section.index("plotly-graph-div") < section.index("iclr25-claims")
+    assert "Claims at a glance" in section[: section.index("iclr25-claims")]
+
+
 def test_scoreboard_page_sorts_and_filters_offline(browser, site):
-    seen = visit(browser, f"{site}/book/scoreboard.html", figures=False)
+    seen = visit(browser, f"{site}/book/scoreboard.html")
     assert not seen["external"] and not seen["errors"] and not seen["math_errors"], seen
+    assert seen["plots"] == 1 and seen["drawn"] == 1, "the book's claims at a glance"
     page = browser.new_page()
     page.route(
         "**/*",
@@ -340,6 +350,50 @@ def test_scoreboard_page_sorts_and_filters_offline(browser, site):
     shown = "() => [...document.querySelectorAll('tr.iclr25-diagnosis')].filter(d => !d.hidden)"
     assert page.evaluate(f"{shown}.every(d => !d.previousElementSibling.hidden)")
     page.close()
+
+
+CONTRAST = """() => {
+    const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
+    const light = ([r, g, b]) => [r, g, b].map(v => v / 255)
+        .map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+        .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const ground = e => {
+        for (; e; e = e.parentElement) {
+            const c = rgb(getComputedStyle(e).backgroundColor);
+            if (c.length === 3 || c[3] > 0) return c;
+        }
+        return [255, 255, 255];
+    };
+    const texts = [...document.querySelectorAll(
+        'table.iclr25-claims :is(th, td, code, small, summary)')];
+    return texts.filter(e => e.textContent.trim()).map(e => {
+        const [a, b] = [light(rgb(getComputedStyle(e).color)), light(ground(e))];
+        return [e.textContent.trim().slice(0, 30),
+                (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)];
+    });
+}"""
+"""Each text of the claims tables with its WCAG contrast ratio against the background
+it is drawn on (the nearest ancestor's that is not transparent)."""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_claims_table_reads_in_both_modes(browser, site, mode, tmp_path):
+    """In the theme's light and dark modes every text of a chapter's claims table, the
+    ids, statuses and diagnoses included, stands out from its background at WCAG AA's
+    4.5:1; the screenshot of the table is kept beside the test's files."""
+    page = browser.new_page(viewport={"width": 1366, "height": 900})
+    page.route(
+        "**/*",
+        lambda r: r.continue_() if r.request.url.startswith("http://127.0.0.1") else r.abort(),
+    )
+    page.add_init_script(f"localStorage.setItem('mode', '{mode}');")  # the theme's switch
+    page.goto(f"{site}/notebooks/{BUILT[0]}.html", wait_until="networkidle")
+    assert page.evaluate("() => document.documentElement.dataset.theme") == mode
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.locator("table.iclr25-claims").last.screenshot(path=str(tmp_path / f"{mode}.png"))
+    faint = [(text, round(ratio, 2)) for text, ratio in page.evaluate(CONTRAST) if ratio < 4.5]
+    page.close()
+    assert not faint, f"{mode} mode: texts below 4.5:1 {faint[:8]}"
 
 
 WIDE = ("book/scoreboard", f"notebooks/{BUILT[0]}", "notebooks/fine")

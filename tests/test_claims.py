@@ -1,12 +1,13 @@
 """core.claims: one registry decides every claim; the notebook passes only evidence."""
 
+import html
 import json
 
 import numpy as np
 import pytest
 
 from iclr25 import core
-from iclr25.core import Bound, ClaimSpec, Gap, Margin, claims, stats
+from iclr25.core import Bound, ClaimSpec, Gap, Margin, claims, report, stats
 
 MARGIN = Margin(above=0.1, why="a tenth of the noise")
 
@@ -133,10 +134,22 @@ def test_status_follows_outcome_gap_and_setup(demo):
     assert recorded == [ready, a, b, c, d, e, f]
     assert core.claims_table() == recorded
     table = str(demo[-1].data)
-    for column in ("statement and control", "measured here", "rule", "outcome"):
+    for column in ("claim", "statement", "measured here", "outcome"):
         assert f"<th>{column}</th>" in table
     assert "control: the baseline" in table and "estimate 0.3 [0.2, 0.4], 30 items" in table
+    assert table.count("<tr class='iclr25-more'>") == len(recorded)  # a fold beneath each
+    assert "rule A; estimate 0.3" in table and f"<li>A: {html.escape(str(MARGIN))}</li>" in table
     assert "rests on big, which missed" in table
+    assert report.outcome_paragraph(recorded) == (
+        f"<p><strong>{report.INTERPRETS}</strong> Paper claims that hold (2 of 5): "
+        "<code>fast</code>; <code>better</code> (0.3 [0.2, 0.4], 30 items). "
+        "Contradicted (1 of 5): <code>small</code>, a known gap declared before the run. "
+        "Inconclusive (1 of 5): <code>blocked</code> (0.5 [0.3, 0.7], 12 runs), resting "
+        "on big, which missed. Holding against a declared gap (1 of 5): <code>stale</code>, "
+        "a stale declaration. Setup claims that did not hold (1 of 2): <code>big</code>, "
+        "FAILED: no gap was declared.</p>"
+    )
+    assert report.outcome_paragraph(recorded) in table
     counted = core.counts(recorded)
     assert counted == {
         "paper claims": 5,
@@ -290,7 +303,7 @@ def test_an_estimate_says_what_its_n_counts(demo):
     assert "\n" not in str(err.value) and "'runs'" in str(err.value)
     over_runs = core.claim("better", estimate=stats.over_runs([0.3, 0.35, 0.28, 0.4, 0.33]))
     assert (over_runs.unit, over_runs.n, over_runs.items) == ("runs", 5, None)
-    assert "5 runs" in claims.claim_rows([over_runs])
+    assert "5 runs" in report.claim_rows([over_runs])
 
 
 ONE_MODEL = {
@@ -322,9 +335,31 @@ def test_under_replicated_names_exactly_the_claims_on_too_few_runs(monkeypatch):
     listed = claims.under_replicated(recorded)
     assert [f"{c.id}: {c.size}" for c in listed] == ["on_three: 3 runs", "on_items: 5 items"]
     assert recorded[4].one_model == "SmolLM2"
-    table = claims.claim_rows(recorded, chapter_column=True)
+    table = report.claim_rows(recorded, chapter_column=True)
     assert "<th>runs</th><th>items</th>" in table
     assert "<td>5</td><td>1000</td>" in table  # 5 runs beside their 1,000 items
-    assert "5 items of SmolLM2" in claims.claim_rows(recorded[4:])
+    assert "5 items of SmolLM2" in report.claim_rows(recorded[4:])
     again = claims.claim_from_record(json.loads(json.dumps(claims.asdict(recorded[1]))))
     assert (again.unit, again.n, again.items) == ("runs", 5, 1000)
+
+
+def test_the_glance_puts_every_interval_against_its_margin_on_one_scale(demo):
+    """On the figure's scale the margin is at 0 and every interval is 2 wide, on the side
+    its rule asks for: right of 0 holds, left of 0 is the control's side."""
+    from iclr25.core import glance
+
+    core.claim("ready", value=0.95)
+    above = core.claim("better", estimate=0.5, interval=(0.2, 1.0), n=5, unit="runs")
+    below_b = ClaimSpec("A below B", Margin(below=1, why="w"), "B", paper="-")
+    registry = dict(REGISTRY, better=below_b)
+    claims.start("demo", registry)
+    below = core.claim("better", estimate=0.5, interval=(0.2, 1.0), n=5, unit="runs")
+    assert (above.margin, above.beyond, below.beyond) == (0.1, "above", "below")
+    assert glance.beyond_margin(above) == pytest.approx((1.0, 0.25, 2.25))
+    assert glance.beyond_margin(below) == pytest.approx((1.25, 0.0, 2.0))
+    assert above.holds and below.outcome == "inconclusive"
+    point = core.claim("fast", value=3)
+    assert glance.beyond_margin(point) is None and glance._nearer_end(point) == glance.POINT
+    figure = glance.claims_figure([above, point])
+    assert [t.y[0] for t in figure.data] == ["better", "fast"]
+    assert len(glance.book_figure([above, below, point]).data) == 2  # holds, inconclusive

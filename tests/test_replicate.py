@@ -287,7 +287,7 @@ def test_parse_seeds_keeps_the_order_given_and_refuses_a_seed_the_chapter_cannot
 
 
 def test_the_sweep_page_has_a_colour_for_every_claim_status():
-    from iclr25.core.claims import STATUSES
+    from iclr25.core.outcomes import STATUSES
 
     # a seed whose setup claim misses makes the claims resting on it inconclusive
     assert set(STATUSES) <= set(sweep.STATUS_COLOURS)

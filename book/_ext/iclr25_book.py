@@ -5,7 +5,8 @@
   loaded after, plotly registers as an AMD module and leaves ``window.Plotly`` unset.
 * Jupyter Book always adds sphinx-thebe, whose live-code loader points at a CDN and,
   under Sphinx 7, declares ``THEBE_JS_URL`` twice (a JavaScript error on every page).
-  A static offline book has no kernel to connect to, so its scripts are left out.
+  A static offline book has no kernel to connect to, so its scripts are left out, as
+  plotly.js is from the pages that draw no figure.
 * Before Sphinx reads a page, every chapter is executed, several at a time
   (:mod:`iclr25.build`), into the jupyter-cache from which myst-nb (``cache`` mode)
   takes the outputs. A chapter that fails or runs out of time stops the build with
@@ -50,12 +51,18 @@ def _copy_plotly(app: Sphinx, exception: Exception | None) -> None:
         shutil.copyfile(PLOTLY_JS, static / "plotly.min.js")
 
 
-def _drop_thebe(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    def is_thebe(script) -> bool:
-        return "thebe" in (script.filename or "") or "THEBE" in script.attributes.get("body", "")
+def _page_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Leave out thebe's scripts on every page, and plotly.js (3.5 MB) on a page that
+    draws no plotly figure."""
+
+    def unused(script) -> bool:
+        name = script.filename or ""
+        if "thebe" in name or "THEBE" in script.attributes.get("body", ""):
+            return True
+        return name == "plotly.min.js" and "plotly-graph-div" not in context.get("body", "")
 
     if "script_files" in context:
-        context["script_files"] = [s for s in context["script_files"] if not is_thebe(s)]
+        context["script_files"] = [s for s in context["script_files"] if not unused(s)]
 
 
 class scoreboard_placeholder(nodes.General, nodes.Element):
@@ -219,5 +226,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("doctree-resolved", _add_run_box)
     app.connect("build-finished", _copy_plotly)
     app.connect("build-finished", _copy_executed)
-    app.connect("html-page-context", _drop_thebe, priority=900)
+    app.connect("html-page-context", _page_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from iclr25 import build, toc
 from iclr25.core import Claim, claim_from_record, claim_rows, counts, read_claims, tally
+from iclr25.core.glance import book_figure
+from iclr25.core.plots import figure_html
 
 
 def collect(folder: str | Path) -> list[Claim]:
@@ -104,12 +106,14 @@ def fidelity_html(claims: Sequence[Claim]) -> str:
 
 
 def page_html(claims: Sequence[Claim]) -> str:
-    """The Scoreboard page's body: the fidelity figure, the per-chapter summary and every
+    """The Scoreboard page's body: the fidelity figure, every paper claim at a glance
+    (:func:`iclr25.core.glance.book_figure`), the per-chapter summary and every
     claim in a table that ``scoreboard.js`` sorts (click a heading) and filters."""
     if not claims:
         return "<p>No executed chapter recorded a claim.</p>"
     return (
         fidelity_html(claims)
+        + figure_html(book_figure(claims))
         + _summary_html(summary(claims))
         + "<p><label>Filter: <input type='search' class='iclr25-filter' "
         "placeholder='chapter, status, words...'></label> "

@@ -18,13 +18,17 @@ starts the claims record. ``from iclr25 import core`` gives all of it; the files
   ipywidgets control with its static plotly-slider twin;
 * ``registry.py`` -- a chapter's claims registry (:class:`ClaimSpec`, :class:`Gap`),
   written before the run; ``claims.py`` -- what a run made of it: :func:`claim`,
-  :func:`claims_table`, :func:`read_claims`, :func:`under_replicated`;
+  :func:`claims_table`, :func:`read_claims`, :func:`under_replicated`; ``outcomes.py``
+  -- the :class:`Claim` record with its status; ``report.py``
+  -- the claims as HTML (:func:`claim_rows`) and the outcome in words
+  (:func:`outcome_paragraph`); ``glance.py`` -- every claim's interval against its
+  margin in one figure;
   ``rules.py`` -- what decides a claim (:class:`Bound`, :class:`Margin`); ``stats.py``
   -- the 95% intervals, from scipy, over training runs or over the items of one model;
 * ``timing.py`` -- :func:`alternate`: methods timed in alternation, wall and CPU time.
 """
 
-from iclr25.core import claims, stats
+from iclr25.core import claims, report, stats
 from iclr25.core.cache import (
     CACHE_LOG,
     CHAPTER,
@@ -38,13 +42,8 @@ from iclr25.core.cache import (
 )
 from iclr25.core.claims import (
     CLAIM_MIME,
-    OUTCOMES,
-    STATUSES,
-    Claim,
     book_problems,
     claim,
-    claim_from_record,
-    claim_rows,
     claims_table,
     counts,
     json_value,
@@ -52,6 +51,7 @@ from iclr25.core.claims import (
     tally,
     under_replicated,
 )
+from iclr25.core.outcomes import OUTCOMES, STATUSES, Claim, claim_from_record
 from iclr25.core.params import (
     Param,
     ParameterError,
@@ -81,6 +81,7 @@ from iclr25.core.registry import (
     Gap,
     format_value,
 )
+from iclr25.core.report import claim_rows, outcome_paragraph
 from iclr25.core.rules import Bound, Margin, check_bound, describe_rule
 from iclr25.core.timing import Timing, alternate
 from iclr25.core.training import train, train_epoch, train_seeds

@@ -34,17 +34,16 @@ Written by hand: no library records paper-versus-measured claims with their rule
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from iclr25.core.outcomes import Claim, claim_from_record
 from iclr25.core.registry import (
-    KINDS,
     MIN_RUNS,
     QUOTED_FROM_THE_CLAIM,
     ClaimSpec,
@@ -52,217 +51,11 @@ from iclr25.core.registry import (
     check_registry,
     format_value,
 )
+from iclr25.core.report import HOW_DECIDED, claim_rows, outcome_paragraph
 from iclr25.core.rules import Margin, check_bound, describe_rule
-from iclr25.core.stats import UNITS, Estimate, size
+from iclr25.core.stats import UNITS, Estimate
 
 CLAIM_MIME = "application/vnd.iclr25.claim+json"
-OUTCOMES = ("holds", "contradicted", "inconclusive")
-STATUSES = ("holds", "inconclusive", "known gap", "FAILED", "holds, gap declared")
-
-
-# ---------------------------------------------------------------------------------
-# What a run made of a claim
-# ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Claim:
-    """One claim as a chapter tested it, and what became of it.
-
-    ``outcome`` is what the rule made of the evidence (``holds``, ``contradicted``,
-    ``inconclusive``); ``blocked_by`` lists the setup claims it rests on that missed.
-    ``status`` follows:
-
-    ================  ============  ============  =========================
-    blocked by setup  outcome       declared gap  status
-    ================  ============  ============  =========================
-    yes               any           any           ``inconclusive``
-    no                holds         no            ``holds``
-    no                holds         yes           ``holds, gap declared`` (stale)
-    no                holds         it varies     ``holds``
-    no                a miss        yes           ``known gap``
-    no                a miss        no            ``FAILED``
-    ================  ============  ============  =========================
-    """
-
-    chapter: str
-    id: str
-    kind: str
-    statement: str
-    paper: str
-    control: str
-    rule: str
-    measured: str
-    outcome: str
-    value: Any = None
-    estimate: float | None = None
-    low: float | None = None
-    high: float | None = None
-    n: int | None = None
-    unit: str | None = None
-    items: int | None = None
-    one_model: str = ""
-    diagnosis: str | None = None
-    declared_after: bool = False
-    varies: bool = False
-    rests_on: list[str] = field(default_factory=list)
-    blocked_by: list[str] = field(default_factory=list)
-    status: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(
-                f"claim {self.id!r} has kind {self.kind!r}; accepted: {', '.join(KINDS)}"
-            )
-        if self.outcome not in OUTCOMES:
-            raise ValueError(
-                f"claim {self.id!r} has outcome {self.outcome!r}; accepted: {', '.join(OUTCOMES)}"
-            )
-        declared = self.diagnosis is not None
-        if self.blocked_by:
-            self.status = "inconclusive"
-        elif self.outcome == "holds":
-            self.status = "holds, gap declared" if declared and not self.varies else "holds"
-        else:
-            self.status = "known gap" if declared else "FAILED"
-
-    @property
-    def holds(self) -> bool:
-        return self.status == "holds"
-
-    @property
-    def size(self) -> str:
-        """What the estimate rests on (:func:`iclr25.core.stats.size`)."""
-        return size(self.n, self.unit, self.items)
-
-    @property
-    def interval(self) -> str:
-        """``[low, high]`` as text, or empty for a point claim."""
-        if self.low is None or self.high is None:
-            return "n/a" if self.estimate is not None else ""
-        return f"[{self.low:.3g}, {self.high:.3g}]"
-
-
-_STATUS_STYLE = {
-    "holds": "color:#1a7f37",
-    "inconclusive": "color:#6e7781",
-    "known gap": "color:#9a6700",
-    "FAILED": "color:#cf222e;font-weight:bold",
-    "holds, gap declared": "color:#cf222e",
-}
-
-
-def _status_cell(c: Claim) -> str:
-    why = ""
-    if c.blocked_by:
-        why = f"<br><small>rests on {', '.join(c.blocked_by)}, which missed</small>"
-    elif c.status != c.outcome:
-        why = f"<br><small>{c.outcome}</small>"
-    return f"<td style='{_STATUS_STYLE[c.status]}'>{c.status}{why}</td>"
-
-
-def _diagnosis_row(c: Claim, columns: int) -> str:
-    """A declared gap's diagnosis, in a row of its own beneath its claim's, the table's
-    full width, closed until opened; empty for a claim without one."""
-    if not c.diagnosis:
-        return ""
-    return (
-        f"<tr class='iclr25-diagnosis'><td colspan='{columns}'><details><summary>diagnosis "
-        f"of <code>{html.escape(c.id)}</code></summary>{html.escape(c.diagnosis)}"
-        "</details></td></tr>"
-    )
-
-
-def _estimate(c: Claim) -> str:
-    """``0.12 [0.03, 0.21], 5 runs``, or empty for a point claim; a claim on one model
-    says which."""
-    if c.estimate is None:
-        return ""
-    model = f" of {html.escape(c.one_model)}" if c.one_model and c.unit == "items" else ""
-    return f"{c.estimate:.3g} {c.interval}, {c.size}{model}"
-
-
-def _table(columns: Mapping[str, int], rows: Sequence[str]) -> str:
-    total = sum(columns.values())
-    widths = "".join(f"<col style='width: {100 * w / total:.1f}%'>" for w in columns.values())
-    head = "".join(f"<th>{h}</th>" for h in columns)
-    return (  # the box scrolls sideways on a narrow screen; the page does not
-        f"<div class='iclr25-scroll'><table class='iclr25-claims'><colgroup>{widths}</colgroup>"
-        f"<thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
-
-
-def claim_rows(claims: Iterable[Claim], *, chapter_column: bool = False) -> str:
-    """Claims as an HTML table, with the outcome last: the claim's status and the rule's
-    own outcome where that differs; a declared gap's diagnosis opens beneath its row.
-
-    A chapter's table fits its page's column: the id and kind; the statement with its
-    control beneath; the paper's figure; ours with the estimate, its 95% interval and n
-    beneath; the rule. The Scoreboard's (``chapter_column``) gives the chapter, and
-    the control, estimate, interval, runs and items each a column of their own, to sort
-    by (runs blank for a claim on one model, items blank where they were not counted).
-    """
-    if chapter_column:
-        columns = {
-            "chapter": 7,
-            "claim": 10,
-            "statement": 16,
-            "paper": 13,
-            "control": 11,
-            "measured here": 15,
-            "estimate": 6,
-            "95% interval": 8,
-            "runs": 4,
-            "items": 5,
-            "rule": 10,
-            "outcome": 9,
-        }
-    else:
-        columns = {
-            "claim": 14,
-            "statement and control": 25,
-            "paper": 18,
-            "measured here": 20,
-            "rule": 11,
-            "outcome": 12,
-        }
-    rows = []
-    for c in claims:
-        wrappable = html.escape(c.id).replace("_", "_<wbr>").replace("-", "-<wbr>")
-        claim = f"<td><code>{wrappable}</code><br><small>{c.kind}</small></td>"
-        if chapter_column:
-            rows.append(
-                f"<tr><td>{html.escape(c.chapter)}</td>{claim}"
-                f"<td>{html.escape(c.statement)}</td><td>{html.escape(c.paper)}</td>"
-                f"<td>{html.escape(c.control)}</td><td>{html.escape(c.measured)}</td>"
-                f"<td>{'' if c.estimate is None else f'{c.estimate:.3g}'}</td>"
-                f"<td>{c.interval}</td><td>{_runs(c)}</td><td>{_items(c)}</td>"
-                f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
-                + _diagnosis_row(c, len(columns))
-            )
-        else:
-            estimate = (
-                f"<br><small>estimate {_estimate(c)}</small>" if c.estimate is not None else ""
-            )
-            rows.append(
-                f"<tr>{claim}<td>{html.escape(c.statement)}<br><small>control: "
-                f"{html.escape(c.control)}</small></td><td>{html.escape(c.paper)}</td>"
-                f"<td>{html.escape(c.measured)}{estimate}</td>"
-                f"<td>{html.escape(c.rule)}</td>{_status_cell(c)}</tr>"
-                + _diagnosis_row(c, len(columns))
-            )
-    return _table(columns, rows)
-
-
-def _runs(c: Claim) -> str:
-    return str(c.n) if c.unit == "runs" else ""
-
-
-def _items(c: Claim) -> str:
-    if c.unit == "runs":
-        return "" if c.items is None else str(c.items)
-    return "" if c.n is None else str(c.n)
 
 
 def json_value(value: Any) -> Any:
@@ -345,6 +138,7 @@ def claim(
         raise ValueError(f"claim {id!r} was already recorded in this run")
     spec: ClaimSpec = registry[id]
     record = dict(estimate=None, low=None, high=None, n=None, unit=None, items=None)
+    record.update(margin=None, beyond=None)
     if isinstance(spec.rule, Margin):
         if value is not None or estimate is None:
             raise TypeError(
@@ -372,6 +166,8 @@ def claim(
             n=estimate.n,
             unit=estimate.unit,
             items=estimate.items,
+            margin=spec.rule.above if spec.rule.above is not None else spec.rule.below,
+            beyond="above" if spec.rule.above is not None else "below",
         )
         record = {
             k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in record.items()
@@ -489,11 +285,21 @@ def tally(counted: Mapping[str, int]) -> str:
 
 
 def claims_table() -> list[Claim]:
-    """Show every claim recorded so far in this chapter as one table; return them."""
+    """Show every claim recorded so far in this chapter: at a glance
+    (:func:`iclr25.core.glance.claims_figure`), then as one table with the tally, how
+    the claims are decided, and the outcome in words; return them."""
     from IPython.display import HTML, display
 
+    from iclr25.core.glance import claims_figure
+
     claims: list[Claim] = list(_RUN["claims"])
-    display(HTML(f"<p><strong>{tally(counts(claims))}.</strong></p>{claim_rows(claims)}"))
+    claims_figure(claims).show()
+    display(
+        HTML(
+            f"<p><strong>{tally(counts(claims))}.</strong> {HOW_DECIDED}</p>"
+            f"{claim_rows(claims)}{outcome_paragraph(claims)}"
+        )
+    )
     return claims
 
 
@@ -508,14 +314,6 @@ def read_claims(notebook: str | Path | Mapping[str, Any]) -> list[Claim]:
             if record is not None:
                 found.append(claim_from_record(record))
     return found
-
-
-_FIELDS = {f.name for f in fields(Claim) if f.init}
-
-
-def claim_from_record(record: Mapping[str, Any]) -> Claim:
-    """A :class:`Claim` from its JSON record (``status`` is computed again, not trusted)."""
-    return Claim(**{k: v for k, v in record.items() if k in _FIELDS})
 
 
 def book_problems(claims: Sequence[Claim], registry: Mapping[str, ClaimSpec]) -> list[str]:
