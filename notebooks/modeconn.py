@@ -674,8 +674,8 @@ print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 
 # %% [markdown]
 # Each claim takes one statistic per training run (a share of pairs, a mean
-# gap, a median gap difference, an AUC), over the `runs` runs, each
-# its own draw of data, model and pairs. Each paper claim rests on a setup claim
+# gap, a median gap difference, an AUC), over the `runs` runs, each its own
+# draw of data, model and pairs. Each paper claim rests on a setup claim
 # that checks its regime: straight lines that climb for the connectivity
 # claims, flat within-class lines for the adversarial ones.
 
