@@ -26,8 +26,9 @@ def heatmaps_figure(
     table: Mapping[str, Mapping[tuple[str, str], Mapping[str, stats.Estimate]]],
     methods: Sequence[str],
 ) -> go.Figure:
-    """GridPG (mean and 95% interval) per probe and loss (rows) and method (columns),
-    one panel per backbone. ``table[backbone][(probe, loss)][method]`` an estimate."""
+    """GridPG (mean and 95% interval, :func:`_cell`) per probe and loss (rows) and
+    method (columns), one panel per backbone. ``table[backbone][(probe, loss)][method]``
+    an estimate."""
     from plotly.subplots import make_subplots
 
     cols = [*methods, BCOS]
@@ -37,15 +38,7 @@ def heatmaps_figure(
     for j, (backbone, rows) in enumerate(table.items(), start=1):
         labels = [f"{p} {loss.upper()}" for p, loss in rows]
         z = [[rows[r][m].value if m in rows[r] else np.nan for m in cols] for r in rows]
-        text = [
-            [
-                ""
-                if m not in rows[r]
-                else f"{rows[r][m].value:.2f}<br>[{rows[r][m].low:.2f}, {rows[r][m].high:.2f}]"
-                for m in cols
-            ]
-            for r in rows
-        ]
+        text = [[_cell(rows[r].get(m)) for m in cols] for r in rows]
         fig.add_heatmap(
             z=z,
             x=[METHOD_NAMES[m] for m in cols],
@@ -62,6 +55,16 @@ def heatmaps_figure(
         )
         fig.update_yaxes(autorange="reversed", showticklabels=j == 1, row=1, col=j)
     return fig.update_layout(title="GridPG by probe, loss and method", height=520)
+
+
+def _cell(estimate: stats.Estimate | None) -> str:
+    """A heatmap cell's text: the mean and its interval, the mean alone where there is
+    no interval (one run), nothing where the method does not apply."""
+    if estimate is None:
+        return ""
+    if np.isnan(estimate.low):
+        return f"{estimate.value:.2f}"
+    return f"{estimate.value:.2f}<br>[{estimate.low:.2f}, {estimate.high:.2f}]"
 
 
 def maps_figure(

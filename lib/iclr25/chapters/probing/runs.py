@@ -7,6 +7,7 @@ functions it calls. Written by hand: the chapter's own composition of its steps.
 from __future__ import annotations
 
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,6 @@ from iclr25.chapters.probing.method import (
     Probed,
     confidence,
     fit_probes,
-    parse_methods,
     pooled,
     pretrain,
 )
@@ -52,10 +52,10 @@ class Run:
     scores: dict[tuple[str, str, str], dict[str, np.ndarray]]
 
 
-def one_run(p: types.SimpleNamespace, seed: int) -> Run:
+def one_run(p: types.SimpleNamespace, seed: int, methods: Sequence[str]) -> Run:
     """The experiment at the chapter's parameters ``p`` from ``seed``: the data drawn
     from it, both backbones and every probe (kinds x losses) trained from it, the grids
-    drawn from it; GridPG of every probe on every grid."""
+    drawn from it; GridPG of every probe on every grid by each of ``methods``."""
     data = vision.load(p.dataset, seed, p.n)
     epochs = {"supervised": p.epochs_sup, "simclr": p.epochs_simclr}
     backbones = {
@@ -90,7 +90,7 @@ def one_run(p: types.SimpleNamespace, seed: int) -> Run:
             {(kind, loss): probed[b, kind, loss] for kind in PROBES for loss in LOSSES},
             grids,
             classes,
-            parse_methods(p.methods),
+            methods,
             costly_grids=p.costly_grids,
             ig_steps=p.ig_steps,
             lime_samples=p.lime_samples,
