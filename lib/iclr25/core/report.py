@@ -207,7 +207,9 @@ def outcome_paragraph(claims: Sequence[Claim]) -> str:
             f"Setup claims that did not hold ({len(missed)} of {len(setup)}): {listed(missed)}."
         )
     elif setup:
-        parts.append(f"Setup claims: all {len(setup)} hold.")
+        parts.append(
+            "The setup claim holds." if len(setup) == 1 else f"All {len(setup)} setup claims hold."
+        )
     return f"<p><strong>{INTERPRETS}</strong> {' '.join(parts)}</p>"
 
 
