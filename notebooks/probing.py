@@ -373,12 +373,15 @@ def swaps(run):
 
 
 SWAPS = [swaps(run) for run in RUNS]
-for name, k in (("loss", 0), ("backbone", 1)):
-    size = stats.over_runs([np.abs(s[k].mean(1)).mean() for s in SWAPS])
+SIZE = {name: stats.over_runs([np.abs(s[k].mean(1)).mean() for s in SWAPS])
+        for name, k in (("loss", 0), ("backbone", 1))}
+for name, size in SIZE.items():
     print(f"mean |effect| of a {name} swap: {size}")
 core.claim("probe_over_pretraining", estimate=stats.over_runs(
     [probing.swap_contrast(*s) for s in SWAPS],
-    items=sum(len(run.grids) for run in RUNS)));
+    items=sum(len(run.grids) for run in RUNS)),
+    quote={"loss_swap": SIZE["loss"].value,
+           "backbone_swap": SIZE["backbone"].value});
 
 # %% [markdown]
 # ## Sensitivity: mixing the two losses
