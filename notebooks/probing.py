@@ -319,7 +319,7 @@ def report(b, better, worse, methods):
 
 LINEAR = (("linear", "bce"), ("linear", "ce"))
 for b in probing.PARADIGMS:
-    print(f"{b:>10}, linear BCE - CE: {report(b, *LINEAR, METHODS)}")
+    print(f"{b:>10}, linear BCE - CE: {report(b, *LINEAR, FULL)}")
 for b in probing.PARADIGMS:
     core.claim(f"bce_beats_ce_{b}", estimate=gain(b, *LINEAR, FULL))
 
@@ -331,13 +331,12 @@ for b in probing.PARADIGMS:
 # B-cos MLP is not convex in its weights: each run trains it from that run's seed.
 
 # %%
-BOTH = [m for m in METHODS if m != "lrp"]
+BOTH = [m for m in FULL if m != "lrp"]
 BCOS_VS = (("bcos2", "bce"), ("linear", "bce"))
 for b in probing.PARADIGMS:
     print(f"{b:>10}, B-cos MLP - linear (BCE): {report(b, *BCOS_VS, BOTH)}")
 for b in probing.PARADIGMS:
-    core.claim(f"bcos_mlp_{b}", estimate=gain(
-        b, *BCOS_VS, [m for m in FULL if m != "lrp"]))
+    core.claim(f"bcos_mlp_{b}", estimate=gain(b, *BCOS_VS, BOTH))
 
 # %% [markdown]
 # ## The probe or the pre-training?
