@@ -188,8 +188,8 @@ linear_ce = ACCURACY.xs(("linear", "ce"), level=["probe", "loss"])
 matched = stats.over_runs((linear_ce.loc["supervised"]
                            - linear_ce.loc["simclr"]).abs())
 for b in probing.PARADIGMS:
-    print(f"{b:>10}: linear CE probe "
-          f"{stats.over_runs(linear_ce.loc[b])}% test accuracy")
+    print(f"{b:>10}: linear CE probe, test accuracy in % "
+          f"{stats.over_runs(linear_ce.loc[b])}")
 core.claim("backbones_matched", estimate=matched);
 
 # %% [markdown]
