@@ -91,7 +91,7 @@ from iclr25.chapters.sensitivity.models import (
     build_image_model,
     sentiment_task,
 )
-from iclr25.core import Bound, ClaimSpec, Margin, Param
+from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # The chapter's parameters
@@ -211,6 +211,15 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Bound(ge=0),
         control="the target training accuracy target_acc, which a model stopped by the "
         "epoch cap falls short of",
+        gap=Gap(
+            "A model stopped by the epoch cap max_epochs before it reached target_acc "
+            "({measured}): on the noisy digits, whose detail sits at the patch scale, the "
+            "slowest architecture needs about as many epochs as the cap allows. Every "
+            "vision claim rests on this one, so each is inconclusive here whatever its own "
+            "number, which the table gives beneath its status. What would decide them: an "
+            "epoch cap at which every model of every run reaches target_acc.",
+            after_run=True,
+        ),
     ),
     # Paired by run: the ViT's mean sensitivity (over the sigma grid) minus the lowest
     # of the MLP's, CNN's and ConvMixer's of the same run; the 95% t interval over runs
@@ -291,6 +300,16 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the less sensitive of the LSTM and the MLP of the same run, trained to "
         "the same accuracy on the same embeddings",
         rests_on=("text_matched",),
+        gap=Gap(
+            "The transformer's sensitivity minus the less sensitive of the LSTM and the "
+            "MLP is {estimate:.4f} [{low:.4f}, {high:.4f}] over {n} runs: the interval "
+            "straddles 0, because in some runs, each its own draw of the text task and "
+            "its embeddings, the MLP is the less sensitive model. The paper's language "
+            "models are pretrained transformers on natural text; ours are trained from "
+            "scratch on a short synthetic task, where a small MLP can be as insensitive. "
+            "What would decide it: more runs, or longer natural texts.",
+            after_run=True,
+        ),
     ),
     # The run memorises and then generalises late: the final test accuracy at least
     # 0.9, and the test-accuracy jump (first logged epoch at >= 0.5) at least twice the
