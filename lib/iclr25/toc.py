@@ -69,7 +69,7 @@ _GRAPHS = "Graphs and networks"
 
 ALL: tuple[Chapter, ...] = (
     Chapter("sro", "Sketching for regularized least squares", _OPTIM),
-    Chapter("sensitivity", "Transformers learn low-sensitivity functions", _OPTIM),
+    Chapter("sensitivity", "Transformers learn low-sensitivity functions", _OPTIM, one_off_s=300),
     Chapter("dlgn", "Deep linearly gated networks", _OPTIM),
     Chapter("modeconn", "Input-space mode connectivity", _OPTIM),
     Chapter(
