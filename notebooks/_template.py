@@ -119,15 +119,11 @@ core.claim("beats-intercept", estimate=gain,
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** *One paragraph, written for the book's defaults:
-# what held, what did not and what that says about the paper's claim at our
-# scale. It names, as `id`, every claim that did not hold; the book's test
-# checks that against the build, so rewrite it whenever an outcome changes.*
-
-# %% [markdown]
-# **How the claims are decided.** *Exactly one `## Claims` heading, and no
-# claim after it: its first cell shows the table of the claims made beside
-# their evidence above, with the generated summary.*
+# *Exactly one `## Claims` heading, and no claim after it: its first cell shows
+# the table of the claims made beside their evidence above, with the outcome in
+# words that `core.claims_table()` writes from the run. A **Reading the
+# claims.** paragraph may follow: what the claims ask and how to read them,
+# never what became of them.*
 
 # %% [markdown]
 # ## What differs from the paper

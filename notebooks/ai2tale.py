@@ -593,24 +593,11 @@ core.explore(
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults the data reach the regime
-# the headline needs: one planted cue does not decide the label, and the
-# keyword test credits planted cues. AI2TALE's selection holds the planted
-# cues far above random selection, and dropping its random-mask step costs
-# label accuracy. Two paper claims miss, both declared: AI2TALE does not beat
-# the strongest baseline, L2X, on the mean of Label-Accuracy and CTP
-# (`beats_baselines`), and the prior at the lambda chosen on validation adds
-# well under two points of Cue-Hit (`prior_helps`). On our two-cue corpus
-# AI2TALE localises, but its advantage over other selectors is not reproduced.
+# **Reading the claims.** Claims over seeds average each test email over the
+# seeds and take a paired bootstrap interval over the emails; the ablations use
+# the first seed.
 
 # %% [markdown]
-# **How the claims are decided.** Each claim is of kind `paper` (the paper makes
-# it) or `setup` (whether our data and the paper's measure reach the regime the
-# headline needs). The rules, in the chapter's CLAIMS registry, were fixed before
-# the run, and so were the gaps expected at our scale, each with its diagnosis.
-# Claims over seeds average each test email over the seeds and take a paired
-# bootstrap interval over the emails; the ablations use the first seed.
-#
 # Why the generator does not hand AI2TALE the answer: the label rule is a
 # conjunction of two weak cues, which every selector sees alike, and
 # nothing in it is shaped after AI2TALE's prior or its two-step training.

@@ -476,22 +476,11 @@ pd.DataFrame({m: {n: np.mean(a) for n, a in fresh[m].items()}
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults ERM does lose accuracy on
-# new sites, and BrainOOD is more accurate there than ERM and than the best
-# graph-OOD baseline, GSAT, over twelve fresh sites; its feature selector adds
-# accuracy, and its edge attention ranks the planted ROIs first. The two other
-# ablations miss, both declared before the run: removing the alignment loss
-# (`alignment_helps`) or the reconstruction loss (`reconstruction_helps`) does
-# not cost accuracy on new sites. On data built with the shared structure
-# BrainOOD assumes, its gain and its ROI recovery reproduce; that two of its
-# losses add no accuracy is what our data say about them.
+# **Reading the claims.** The accuracy claims are decided over the new sites,
+# paired by site; the setup claim over ERM's training seeds; ROI recovery is a
+# point check on the mean over seeds.
 
 # %% [markdown]
-# **How the claims are decided.** Each rule in the chapter's CLAIMS registry
-# (`brainood.CLAIMS`) was fixed before the run. The accuracy claims are decided
-# over the new sites, paired by site; the setup claim over ERM's training seeds;
-# ROI recovery is a point check on the mean over seeds.
-#
 # Does the generator hand BrainOOD its answer? In part it does, and the
 # reader should know where. The disorder touches one set of ROIs at every
 # site, and each site adds a spurious sub-network of its own: this is the

@@ -436,22 +436,16 @@ core.explore(
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** Two setup claims read the regime:
+# **Reading the claims.** Two setup claims read the regime:
 # `selection-makes-bias` sets the planted model against its $\beta = 0$
 # control on BBQ's ambiguous measure, and `typeI-gap` checks that the planted
 # models lean towards the stereotype on the paper's measure, on which the
-# tiny-model paper claims rest. Their intervals are over the `seeds` = 3
-# models, SmolLM2's over its sentences. For `strategy-I-reduces` and
-# `strategy-III-reduces`, whose outcome over three seeds has differed between
-# machines, and for `combined-best` and `accuracy-kept`, the table gives the
-# outcome and, beneath each, its diagnosis with the per-seed numbers: with
-# three seeds an interval over seeds is wide, and a strategy that cuts the gap
-# by lowering pro-stereotypical accuracy rather than raising
-# anti-stereotypical accuracy can leave the accuracy claim below its control. `smollm2-bias` is the setup
-# claim for SmolLM2; `smollm2-facts-first` rests on it and is decided only
-# where it holds. A gap marked as declared after the run is a diagnosis
-# written once the numbers were known; its rule and margin are the ones fixed
-# beforehand.
+# tiny-model paper claims rest. Their intervals are over the `seeds` models,
+# SmolLM2's over its sentences. A strategy that cuts the gap by lowering
+# pro-stereotypical accuracy rather than raising anti-stereotypical accuracy
+# can leave the accuracy claim below its control; the diagnoses give the
+# per-seed numbers. `smollm2-bias` is the setup claim for SmolLM2, on which
+# `smollm2-facts-first` rests.
 
 # %% [markdown]
 # ## What differs from the paper

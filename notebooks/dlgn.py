@@ -515,32 +515,15 @@ core.explore(lambda b: dlgn.beta_figure(sweep, b), dlgn.BETAS, "beta",
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults the DLGN beats each tuned
-# baseline on oblique-tree data (the SVM and CART by more than five points,
-# the forest and boosting outright), its gates move onto the tree's
-# hyperplanes far more than a placebo's do, and on the four tabular sets it
-# stays close to a ReLU network while beating CART. The tree-extraction claim
-# is not tested. Its setup check `truth_recovered` misses, as declared before
-# the run: given each tree's own hyperplanes in proportion to their scope of
-# discontinuity, DLGN-DT splits the level above the leaves on a bottom-level
-# hyperplane in most trees (in the book's own tree, even the root), which a
-# tree of the labelling tree's depth cannot repair, so `extracted_tree` is
-# inconclusive whatever its number. On the trained DLGN the procedure meets a second
-# obstacle: DBSCAN finds no cluster of `cluster_min` gates at most nodes and
-# the splits fall back on logistic regressions (the lines printed under
-# DLGN-DT), because the DLGN trained here puts only a few gates close to each
-# tree hyperplane, where the paper's distance table counts a dozen of 80
-# gates within 0.2 of the root.
-
-# %% [markdown]
-# **How the claims are decided.** Each claim is of kind `paper` (the paper makes
-# it) except `truth_recovered`, a setup claim on the extraction itself, on which
-# `extracted_tree` rests. Rules, margins, controls and any expected gaps are in
-# the module's CLAIMS registry, fixed before the run. The
-# comparisons with the baselines are paired over the test points, with 95%
-# intervals. The "paper" column gives the paper's own figure where its tables
-# state it, the authors' repository's where only that does, and the claim in
-# words otherwise.
+# **Reading the claims.** `truth_recovered` is a setup claim on the extraction
+# itself: given each tree's own hyperplanes in proportion to their scope of
+# discontinuity, does DLGN-DT rebuild the labelling tree? `extracted_tree`
+# rests on it. The lines printed under DLGN-DT say at which nodes DBSCAN found
+# a cluster of `cluster_min` gates and where a split fell back on a logistic
+# regression. The comparisons with the baselines are paired over the test
+# points, with 95% intervals. The "paper" column gives the paper's own figure
+# where its tables state it, the authors' repository's where only that does,
+# and the claim in words otherwise.
 
 # %% [markdown]
 # ## What differs from the paper
@@ -593,7 +576,8 @@ core.claims_table();
 # * **Tables.** The tabular sets are scikit-learn's bundled ones, not the
 #   paper's collection, and their test splits are small (30 iris and 36 wine
 #   flowers), so one test point is about 3 accuracy points on those tables.
-#   They keep the earlier training setting (Adam $10^{-3}$, batches of 32).
+#   They train with their own setting (`tab_lr` $= 10^{-3}$, batches of
+#   `tab_batch` = 32), smaller than the tree data's.
 #
 # ## Going further
 #

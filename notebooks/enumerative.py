@@ -683,25 +683,11 @@ core.claim(
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults the setup check
-# `fits-training-genera` fails: the interval of the mean in-distribution R^2
-# reaches below its bound, because one of the ten trained networks did not fit
-# its training genera (the diagnosis in the table names it). Every paper claim
-# rests on it and is therefore inconclusive: `ood-accuracy`, `dra-ood`,
-# `virasoro`, `virasoro-dra`, `width-adapts`, `ood-coverage` and
-# `probe-asymptotic`. Their means over the networks carry that network's
-# errors on the unseen genera; they neither support nor contradict the paper's
-# out-of-distribution claims.
-
-# %% [markdown]
-# **How the claims are decided.** Each claim is of kind `paper` (the paper makes
-# it; its figure is quoted) or `setup` (a check that our experiment can test the
-# paper at all). Its bound is fixed before the run in the module's CLAIMS
-# registry, and a claim expected to miss at our scale is declared there with its
-# diagnosis, also before the run. That conformal intervals cover on exchangeable
-# data is a theorem, printed above as a check, not a claim; that the exact numbers
-# satisfy the string and dilaton equations is a test of the recursion, printed
-# above.
+# **Reading the claims.** Every paper claim rests on the setup check
+# `fits-training-genera`, that each trained network fits its training genera.
+# That conformal intervals cover on exchangeable data is a theorem, printed
+# above as a check, not a claim; that the exact numbers satisfy the string and
+# dilaton equations is a test of the recursion, printed above.
 
 # %% [markdown]
 # ## What differs from the paper

@@ -530,17 +530,16 @@ core.explore(
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** The method can only be tested on a model that
+# **Reading the claims.** The method can only be tested on a model that
 # reproduces the policy it was meant to plant: `plants-policy` checks that
 # first, on the model's own samples against the policy, and the paper claims
 # rest on it, as they rest on the CE estimate ranking each question's
 # concepts (`ce-accurate`) and on the counterfactuals seeing the hidden
 # identity (`identity-seen`). `recovers-faithful` is decided by a rule that
 # the guarded explanations, its control, must fail, so a threshold both
-# styles clear cannot pass it. `detects-hiding` carries a declared gap: its
-# interval comes from two posteriors of $\mu$ whose width is set by the
-# number of questions, as the paragraph on the drop explains, and its
-# diagnosis in the table says what would decide it.
+# styles clear cannot pass it. The interval of `detects-hiding` comes from two
+# posteriors of $\mu$ whose width is set by the number of questions, as the
+# paragraph on the drop explains.
 
 # %% tags=["hide-input"]
 wall = time.perf_counter() - started[0]

@@ -548,19 +548,11 @@ core.claims_table()
 print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults the setup claim `edits-made`
-# misses at its edge: ROME writes most of the new objects (the unedited model
-# almost none), but the lower end of its interval falls on the margin of 0.8
-# instead of above it. Every paper claim rests on it, so `generalisation-comparable`,
-# `neighbourhood-better`, `relation-better`, `distract-better`,
-# `located-beats-random` and `faster` are reported as inconclusive whatever their
-# numbers; the table gives each one's own outcome. Read that way, FiNE keeps the
-# subject's other relations far better than ROME, its located neurons make the edit
-# where random neurons of the same layers mostly do not, and it edits in a fraction
-# of ROME's time; on neighbourhood it does worse than ROME, as the mechanism declared
-# beforehand for `neighbourhood-better` and `distract-better` expects. At this scale
-# the paper's thesis, that precise localisation makes the edit, is supported on
-# relation specificity and on the random-neuron control, not on locality as a whole.
+# **Reading the claims.** Every paper claim rests on the setup claim
+# `edits-made`, that ROME writes the new objects where the unedited model does
+# not; the table gives each claim's own outcome beneath its status. The
+# mechanism declared beforehand for `neighbourhood-better` and
+# `distract-better` is in their diagnoses.
 
 # %% [markdown]
 # ## What differs from the paper

@@ -513,26 +513,22 @@ core.explore(view, choices[:6], "instruction", live=live)
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** Every HyperDAS claim is read from the no-op floor
+# **Reading the claims.** Every HyperDAS claim is read from the no-op floor
 # (every weight on the null), computed in the run and printed above: soft
-# HyperDAS's margin over it is the setup claim `beats-noop`, and
-# `hyperdas-matches`, `hyperdas-locates` and `hard-vs-soft` rest on it, so
-# where it misses they are inconclusive whatever their numbers. The
+# HyperDAS's margin over it is the setup claim `beats-noop`, on which
+# `hyperdas-matches`, `hyperdas-locates` and `hard-vs-soft` rest. The
 # `groundtruth` line printed beside it separates the subspace from the bids:
 # it gives the hypernetwork's subspace the oracle's weights, base entity from
-# source entity, and is compared with DAS at the same entity site. Where both
-# stay near the no-op, the bidding is not the only thing that fails: the
-# entity token at the edited layer carries little of the attribute, which the
-# DAS grid's entity column shows falling from layer 0 to the contextual
-# layers while the last token's rises. `search-matters` measures how much the
-# search over sites buys; the held-out and training-city scores printed under
-# the grid say how far DAS carries over from the cities it was fitted on. The
-# `sparsity` count is read at the bids' initial spread when the hypernetwork
-# barely moves at the official learning rate over a few hundred steps; its
-# diagnosis gives the count. DAS and HyperDAS train their rotations without
-# weight decay: AdamW's decay pulls the ±1 signs that torch's orthogonal
-# parametrisation stores (and reads back as integers) to zero, and with them
-# every basis.
+# source entity, and is compared with DAS at the same entity site. The DAS
+# grid's entity column says how much of the attribute the entity token
+# carries at each layer, beside the last token's. `search-matters` measures
+# how much the search over sites buys; the held-out and training-city scores
+# printed under the grid say how far DAS carries over from the cities it was
+# fitted on. The `sparsity` count is read at the bids' spread after training;
+# its diagnosis gives the count. DAS and HyperDAS train their rotations
+# without weight decay: AdamW's decay pulls the ±1 signs that torch's
+# orthogonal parametrisation stores (and reads back as integers) to zero, and
+# with them every basis.
 
 # %% [markdown]
 # ## What differs from the paper

@@ -711,21 +711,7 @@ core.explore(browse_figure, list(BROWSE), "network");
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults the paper's first finding
-# holds: most XOR networks learn the task, and most of those have more than
-# one circuit that replicates them. The other kinds of non-uniqueness occur,
-# but in a substantial minority of networks rather than in most:
-# `algorithms_not_unique` and `locations_not_unique` stay below one half under
-# the official count. `grows_with_width` misses because the share of candidate
-# circuits that is valid does not rise with the width: the counts grow as the
-# candidate set grows. `persists_across_variants` is decided by its weakest
-# variant, the noisy inputs, and `several_gates_not_unique` by networks
-# trained on two gates, where a circuit must replicate every output at once.
-# All five are declared gaps, each with its diagnosis in the table.
-
-# %% [markdown]
-# **How the claims are decided.** Each claim is decided by a rule fixed before the
-# run, in the package's CLAIMS registry. The setup claim checks the paper's
+# **Reading the claims.** The setup claim checks the paper's
 # regime: most networks learn XOR under the official basic setup. A kind of
 # non-uniqueness "occurs" when the 95% Wilson interval of the share of networks
 # that show it, over the networks that learned the task, lies above one half: more
@@ -740,8 +726,7 @@ core.claims_table();
 # gates, it does for circuits that replicate all outputs (stricter than the
 # official per-gate count); each of these two is decided on its least supported
 # variant or task. That a valid circuit has more than one interpretation is a fact
-# of the first layer, printed above, not a claim. A claim that our setting is not
-# expected to show is declared in the registry with its diagnosis, before the run.
+# of the first layer, printed above, not a claim.
 # The paper reports histograms over 100 networks and a log-scale growth plot,
 # whose exact values we could not retrieve; the official demo's counts for one
 # network stand beside ours above.

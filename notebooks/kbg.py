@@ -446,21 +446,9 @@ core.explore(neighbours, names, "held-out dataset",
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults the suite has knowledge to
-# transfer: picking from the datasets that truly rank architectures alike
-# beats the global best architecture (`rankings_differ`). None of the paper's four claims holds, each declared
-# after a run had missed it: the local recommendation is worse than the global
-# best architecture (`beats_global`), it does not come within ten percentile
-# points of the oracle (`near_oracle`), the official similarity does not find
-# the datasets whose top models transfer (`similarity_correct`), and
-# SmolLM2-135M does not follow the retrieved facts (`llm_follows_facts`). On
-# our 24-graph suite the knowledge-base recommendation is not reproduced.
-
-# %% [markdown]
-# **How the claims are decided.** The rules, margins and controls in the module's
-# CLAIMS registry (`kbg.CLAIMS`) were fixed before the run that decides them.
-# Every claim is a paired difference over held-out datasets (or prompts) with a
-# 95% bootstrap interval, decided against its margin.
+# **Reading the claims.** Every claim is a paired difference over held-out
+# datasets (or prompts) with a 95% bootstrap interval, decided against its
+# margin.
 
 # %% [markdown]
 # ## What differs from the paper

@@ -720,40 +720,15 @@ core.explore(explorer_figure, list(results), "model · component",
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults SmolLM2 has the answer of every
-# Colors item as cloze, yet in the official two-option format its accuracy stays
-# near chance and its last layers do not separate the two symbols: the paper's
-# picture of a model that fails the format, measured here on 32 items.
-#
-# The tiny models end their training near the criterion, or short of it: the
-# recipe (weight decay 0.1 at a constant rate, a corpus with other labels and
-# letters) climbs slowly, and whether a model crosses the criterion within
-# `tiny_max_steps` turns on the seed and on the machine's rounding. The two setup
-# claims say where this build stands. `tiny-learned` is the model at seed `seed`,
-# which the claims on one model study: `tiny-formats`, `tiny-promote-then-switch`,
+# **Reading the claims.** The two setup claims say how far the tiny models
+# trained. `tiny-learned` is the model at seed `seed`, which the claims on one
+# model study: `tiny-formats`, `tiny-promote-then-switch`,
 # `tiny-attention-not-mlp`, `tiny-middle-layers`, `tiny-projection` and
-# `tiny-logit-difference-grows`. `tiny-learned-seeds` is the worst of the seeds,
-# which the claims over seeds need: `tiny-localisation` and `tiny-sparse-heads`.
-# Where a setup claim misses, the claims resting on it are inconclusive whatever
-# their numbers; the diagnoses say how far each model trained.
-#
-# Where they are decided, they are decided on models that have only just learned
-# the task. Two are then declared gaps, after the run: the model puts Q/Z/R/X ahead
-# from its first layer, never passing through A/B/C/D (`tiny-promote-then-switch`),
-# and its residual stream's effect rises over more layers than the rule allows
-# (`tiny-localisation`). For `tiny-sparse-heads`, read the share at each seed in the
-# table: the top two heads' share of all heads' effect, measured on held-out pairs.
-
-# %% [markdown]
-# **How the claims are decided.** Each claim is of kind `paper` (the paper makes it)
-# or `setup` (our experiment reaches the regime the paper describes), and each
-# paper claim names the setup claim it rests on. A claim on items, pairs or seeds is
-# an estimate with its 95% interval, decided against the margin in the module's
-# CLAIMS registry: it holds when the whole interval lies on the margin's side, is
-# contradicted when it lies wholly on the other, and is inconclusive otherwise. A
-# point rule is used where the quantity is a layer count read off one sweep. Rules
-# and margins were fixed before the run; a miss expected at our scale is declared
-# with its diagnosis, and one declared after the run says so.
+# `tiny-logit-difference-grows`. `tiny-learned-seeds` is the worst of the
+# seeds, which the claims over seeds need: `tiny-localisation` and
+# `tiny-sparse-heads`. The diagnoses say how far each model trained. For
+# `tiny-sparse-heads`, the table gives the share at each seed: the top two
+# heads' share of all heads' effect, measured on held-out pairs.
 
 # %% [markdown]
 # ## What differs from the paper

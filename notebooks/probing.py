@@ -358,7 +358,6 @@ def methods_of(kind):
     """The full-grid methods that apply to a probe kind (no W(x)x)."""
     return [m for m in probing.methods_for(kind, FULL) if m != probing.BCOS]
 
-
 def swaps(run):
     """A run's loss swaps and backbone swaps, each (10, grids)."""
     loss = [grid_gain(run, b, (kind, "bce"), (kind, "ce"), methods_of(kind))
@@ -369,7 +368,6 @@ def swaps(run):
         for m in methods_of(kind)], axis=0)
         for kind in probing.PROBES for loss in probing.LOSSES]
     return np.array(loss), np.array(backbone)
-
 
 SWAPS = [swaps(run) for run in RUNS]
 SIZE = {name: stats.over_runs([np.abs(s[k].mean(1)).mean() for s in SWAPS])
@@ -470,9 +468,7 @@ core.explore(probe_maps, SHOWN, "grid", live=live);
 core.claims_table();
 
 # %% [markdown]
-# **How the claims are decided.** The rules, controls and expected gaps are in the
-# chapter's CLAIMS registry (`probing.CLAIMS`), fixed before the run. Two setup
-# claims check that the experiment reached the regime the paper's comparisons
+# **Reading the claims.** Two setup claims check that the experiment reached the regime the paper's comparisons
 # need: `maps_localise`, maps that can point at a cell, on which every GridPG
 # claim rests; and `backbones_matched`, two pre-training schemes of matched
 # quality, on which the SimCLR loss claim and the probe-or-pre-training

@@ -502,30 +502,18 @@ core.claims_table()
 print(f"chapter ran in {time.perf_counter() - chapter_start:.0f} s")
 
 # %% [markdown]
-# **What the claims say.** Only mid-sentence subjects are edited (see *Which
-# facts* below), and ROME's edits take (the setup claim), so the paper claims
-# are decided. ROME and SADR take the same number of steps, so SADR minus ROME
-# is what the attention term does, and here it does little: the accuracy table
-# shows the two editors' scores side by side, and the margins per edit differ
-# by hundredths of a nat. The DNS interval lies above 0, the RS one
-# (`sadr-rs`) straddles it, and no probe changes sides (the accuracy
-# intervals printed with the claims). The three "keeps" claims hold for the same reason: a term that moves
-# $v^*$ so little costs nothing, so they say only that SADR at these settings
-# is harmless, not that its gain is cheap; what the authors' 80 steps, or their
-# sampled prefixes, change is the report *At the authors' settings*, off in the
-# book (see *Going further*). Drift (`drift`), counted as the
-# hinge defines it, does not separate ROME's edit from a random $v^*$ of the same
-# size: which heads cross their layer's maximum depends on how far the
-# subject's value moves more than on what it says. The restorations
-# (`restore-recovers` on CounterFact's distract probes,
-# `restore-recovers-neutral` on the neutral mentions) point the same way. Putting back every head's attention above the edit leaves
-# the leak, or worsens it, on CounterFact's probes; the hinge's heads alone
-# win back a little; restoring the subject's value, with the update still in
-# the weights elsewhere, wins back the most, on both sets of probes, yet
-# less than half of the drop: the rest travels through the update's effect at
-# the other tokens. In this model the new object reaches a distract prompt
-# through what the heads read, at the subject and beyond it, rather than
-# through where they look.
+# **Reading the claims.** Only mid-sentence subjects are edited (see *Which
+# facts* below), and the paper claims rest on ROME's edits taking (the setup
+# claim). ROME and SADR take the same number of steps, so SADR minus ROME is
+# what the attention term does; the accuracy table shows the two editors'
+# scores side by side. What the authors' 80 steps, or their sampled prefixes,
+# change is the report *At the authors' settings*, off in the book (see *Going
+# further*). Drift (`drift`) is counted as the hinge defines it, against a
+# random $v^*$ of the same size. The restorations (`restore-recovers` on
+# CounterFact's distract probes, `restore-recovers-neutral` on the neutral
+# mentions) put back, in turn, every head's attention above the edit, the
+# hinge's heads alone, and the subject's value with the update still in the
+# weights elsewhere.
 
 # %% [markdown]
 # ## What differs from the paper

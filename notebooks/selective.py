@@ -532,8 +532,7 @@ core.claim("normalisation_little_for_ce", estimate=e,
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** The table gives each claim's outcome in this build;
-# this paragraph says what each asks. `converged` checks that every model fits
+# **Reading the claims.** `converged` checks that every model fits
 # its training set and has stopped learning. At each alpha, `ls_worse_aurc_0.2`
 # and `ls_worse_aurc_0.4` ask whether smoothing raises the AURC of the softmax
 # ranking, and `ls_worse_eaurc_*` and `ls_worse_auroc_*` whether it worsens the
@@ -546,17 +545,13 @@ core.claims_table();
 # gives a model trained with cross-entropy.
 
 # %% [markdown]
-# **How the claims are decided.** Each claim is of kind `paper` (the paper makes
-# it; its figure is quoted) or `setup` (a check that our experiment can test the
-# paper at all); every paper claim rests on the setup claim `converged`, the
-# CNN's on `converged_cnn`. The rules, in the module's CLAIMS registry, were fixed
-# before running: each paper claim is a mean over runs of a run-paired
-# difference, decided by its 95% t interval over the runs (each its own draw of
-# the data and its own training) against a margin of zero, the direction of the
-# effect. A claim expected to miss at our scale is declared, with its diagnosis,
-# in the registry. The paper's own figures come from
-# ImageNet, CIFAR, Cityscapes and IMDB models; the only exact numbers quoted here
-# are those printed by the official code's bank-marketing MLP notebook.
+# Every paper claim rests on the setup claim `converged`, the CNN's on
+# `converged_cnn`. Each paper claim is a mean over runs of a run-paired
+# difference, decided by its 95% t interval over the runs (each its own draw
+# of the data and its own training) against a margin of zero, the direction
+# of the effect. The paper's own figures come from ImageNet, CIFAR,
+# Cityscapes and IMDB models; the only exact numbers quoted here are those
+# printed by the official code's bank-marketing MLP notebook.
 
 # %% [markdown]
 # ## What differs from the paper

@@ -177,7 +177,6 @@ models = {(ARCHS[a], s): train_image(a, s) for a in ARCHS for s in SEEDS}
 # %%
 CORRUPTIONS = {"noise": 0.3, "blur": 1.0, "shift": 1}
 
-
 def measure(model, history, seed, scattered=False):
     """The table row of one trained image model of run ``seed`` (with the
     official scattered-pixel estimate if ``scattered``: the ViTs')."""
@@ -608,9 +607,8 @@ print(", ".join(f"{name} (epoch {e}): {at[e]:.3f}" for name, e in
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** The table gives each claim's outcome in this build;
-# this paragraph says what each asks. Three setup claims check that the
-# experiments are in the paper's regime: `images_matched` and `text_matched` that every model
+# **Reading the claims.** Three setup claims check that the experiments are
+# in the paper's regime: `images_matched` and `text_matched` that every model
 # reached the target training accuracy, so that the architectures are compared at
 # matched accuracy, and `grokking_groks` that the grokking run memorised first
 # and generalised late. `vision_lowest` and `language_lowest` ask whether the
@@ -623,8 +621,8 @@ core.claims_table();
 # falls before the test accuracy jumps.
 
 # %% [markdown]
-# **How the claims are decided.** Every paper claim on trained models is decided
-# over `seeds` independent runs:
+# Every paper claim on trained models is decided over `seeds` independent
+# runs:
 # the architecture comparisons and the regulariser's effects are run-paired
 # differences, and the correlations the mean of a per-run Spearman $\rho$ over the
 # four architectures, each with its 95% t interval over the runs against 0 (the

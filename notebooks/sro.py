@@ -586,14 +586,10 @@ for kind, mean in means.items():
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults every claim holds. The
-# iteration contracts at a steady factor per step for each of the three
-# sketches, as its theory for convex h says; one SRO solve whose sketch grows
-# with n, and the iteration with a fixed sketch, both fall at slopes near the
-# minimax rate's -1/2, while one solve with the same fixed sketch does not
-# fall at all, which is why the paper iterates; and a larger sketch contracts
-# faster. These are the paper's theorems seen in simulation at d = 50: they
-# check the rates, not the constants at the paper's sizes.
+# **Reading the claims.** They are the paper's theorems seen in simulation at
+# d = 50: they check the rates, not the constants at the paper's sizes. One SRO
+# solve with a fixed sketch is the rate claims' control: the theory does not
+# make its error fall with n, which is why the paper iterates.
 
 # %% [markdown]
 # ## What differs from the paper

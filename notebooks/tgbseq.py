@@ -567,31 +567,9 @@ print(f"DyGFormer / SASRec, wall seconds per interaction: {cost:.3g}x; " +
 core.claims_table();
 
 # %% [markdown]
-# **What the claims say.** At the book's defaults the two streams sit in the
-# two regimes. On the repeat-heavy stream GraphMixer and DyGFormer are strong,
-# far better on seen edges than on unseen ones. DyGFormer's MRR rises with the
-# repeated-edge ratio over the sweep's most repeat-heavy streams; at the two
-# least repeat-heavy ones it sits near its floor, and whether their order makes
-# rho clear its bound has differed between machines
-# (`dygformer_tracks_repeats`, declared after the run). On the sequential
-# stream DyGFormer loses more than
-# half of it, and SASRec, a sequence model, ranks ahead of the memory model
-# JODIE. GraphMixer, less strong on repeats, loses about half, and whether its
-# ratio clears the margin has differed between machines (`graphmixer_drop`,
-# declared after the run). One paper claim misses, as declared before the run:
-# on the sequential stream JODIE does not rank above GraphMixer
-# (`jodie_above_gnns`). The paper's headline, that temporal GNNs strong on
-# repeat-heavy benchmarks drop on sequential dynamics where sequence models
-# succeed, shows on our streams for DyGFormer and SASRec; for GraphMixer it is
-# at the edge of the margin.
-
-# %% [markdown]
-# **How the claims are decided.** The rules in the module's CLAIMS registry
-# (`tgbseq.CLAIMS`) were fixed before running. A claim of kind `paper` is one the
-# paper makes; one of kind `setup` checks that our experiment can test the paper
-# at all. A claim expected to miss at our scale is declared, with its diagnosis,
-# in the registry. The claims on MRR are estimates over the test positives, each
-# decided by whether its 95% interval clears the margin the registry gives.
+# **Reading the claims.** The claims on MRR are estimates over the test
+# positives, each decided by whether its 95% interval clears the margin the
+# registry gives.
 
 # %% [markdown]
 # ## What differs from the paper
