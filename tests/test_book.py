@@ -372,7 +372,9 @@ def test_claims_table_reads_in_both_modes(browser, site, mode, tmp_path):
         "**/*",
         lambda r: r.continue_() if r.request.url.startswith("http://127.0.0.1") else r.abort(),
     )
-    page.add_init_script(f"localStorage.setItem('mode', '{mode}');")  # the theme's switch
+    page.add_init_script(  # what the theme's switch remembers
+        f"localStorage.setItem('mode', '{mode}'); localStorage.setItem('theme', '{mode}');"
+    )
     page.goto(f"{site}/notebooks/{BUILT[0]}.html", wait_until="networkidle")
     assert page.evaluate("() => document.documentElement.dataset.theme") == mode
     page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
