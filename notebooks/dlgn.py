@@ -420,8 +420,7 @@ print(f"gates of the root's DLGN within {p.cluster_eps} of each tree "
 # The share of trees the ideal gates rebuild is the regime check for
 # DLGN-DT: where the procedure misorders a tree given the gates the paper's
 # principle predicts, a DLGN's gates, which that principle describes, are no
-# better guide. Where the setup claim misses, `extracted_tree` is
-# inconclusive whatever its number.
+# better guide. `extracted_tree` rests on this setup claim.
 
 # %%
 core.claim(
