@@ -120,7 +120,13 @@ PARAMETERS = {
         low=0.5,
         high=1.0,
     ),
-    "max_epochs": Param(60, "epoch cap of each image model", low=1, high=1000),
+    "max_epochs": Param(
+        200,
+        "epoch cap of each image model: training stops at target_acc, so the cap only "
+        "ends a model that never reaches it",
+        low=1,
+        high=1000,
+    ),
     "seeds": Param(
         5,
         "training runs (seeds of initialisation and batch order) per architecture, and of "
