@@ -372,3 +372,39 @@ def test_factor_figure_shows_means_and_draws():
     np.testing.assert_allclose(mean.error_y.array, [0.1, 0.05])
     np.testing.assert_allclose(draws.y, [0.4, 0.6, 0.2, 0.3])
     np.testing.assert_allclose(draws.x, [100, 100, 200, 200])
+
+
+def test_sketched_noise_is_the_spread_of_sros_gradient_at_beta_star():
+    # over many CountSketches the coordinates of SRO's gradient at beta* spread as
+    # sigma_SRO / sqrt(n): the noise term and the sketch's error term together
+    rng = np.random.default_rng(5)
+    n, d, m, noise = 4000, 20, 500, 1.0
+    X = rng.standard_normal((n, d))
+    beta = np.zeros(d)
+    beta[:3] = 1.0
+    y = X @ beta + noise * rng.standard_normal(n)
+    gradients = []
+    for _ in range(200):
+        PX = sro.sketch("count", X, m, rng)
+        gradients.append(PX.T @ PX @ beta / n - X.T @ y / n)
+    spread = np.std(np.asarray(gradients)[:, 3:])  # the coordinates off the support
+    sigma = sro.sketched_noise(y, m, noise)
+    assert np.sqrt(n) * spread == pytest.approx(sigma, rel=0.15)
+    assert sigma > np.sqrt(noise**2 + (n / m) * 3.0) * 0.95  # ||X beta||^2 / n = 3
+
+
+def test_rate_in_d_holds_below_a_quarter_and_fails_a_dense_slope():
+    rule = sro.CLAIMS["rate-in-d"].rule
+    assert sro.CLAIMS["rate-in-d"].rests_on == ("regime",)
+    assert rule.decide(-0.05, 0.15) == "holds"
+    assert rule.decide(0.4, 0.6) == "contradicted"  # sqrt(d): the unpenalised control
+    assert sro.CLAIMS["relative-error"].rule is sro.CLAIMS["sketch-size"].rule
+
+
+def test_error_figure_shows_mean_errors_with_their_spread():
+    errors = np.array([[[1.0, 3.0], [2.0, 2.0]]])  # [estimator, x, draw]
+    slopes = {"sro": np.array([0.1, 0.3])}
+    fig = sro.error_figure([10, 20], errors, ["sro"], slopes, "d")
+    np.testing.assert_allclose(fig.data[0].y, [2.0, 2.0])
+    np.testing.assert_allclose(fig.data[0].error_y.array, [1.0, 0.0])
+    assert "0.20" in fig.data[0].name

@@ -39,13 +39,14 @@ and IHS, a sparse regression problem generator, the fit of the per-step contract
 factor, and the log-log slopes of the rate experiment. SRO and Iterative SRO take the
 sketch P X as an argument: it is drawn once and can be reused, which is the point of
 Iterative SRO; IHS draws its own at every step.
-``figures.py`` draws the contraction factor against the sketch size. This file holds the
+``figures.py`` draws the error against the number of features and the contraction
+factor against the sketch size. This file holds the
 chapter's parameters and its claims.
 """
 
 from __future__ import annotations
 
-from iclr25.chapters.sro.figures import factor_figure
+from iclr25.chapters.sro.figures import error_figure, factor_figure
 from iclr25.chapters.sro.method import (
     FLOOR,
     MCP_GAMMA,
@@ -78,6 +79,7 @@ from iclr25.chapters.sro.method import (
     sketch,
     sketch_factored,
     sketch_matrix,
+    sketched_noise,
     smallest_eigenvalue,
     soft_threshold,
     srht,
@@ -150,7 +152,13 @@ SMOKE = {
 # constant factor set by m / n) and for Iterative SRO with a fixed m; SRO with the
 # same fixed m not falling (its approximation error does not fall with n); fitted
 # factors falling about as sqrt(rank / m) or faster over m = rank^2 / 8 .. rank^2.
-# None declares a gap.
+# With m = n / rate_ratio, any sqrt(n)-consistent estimator has slope -1/2 in n, so the
+# rate in d is claimed too: n and beta* fixed, the design widened from d to 8d, one
+# sketch per draw for every width, lambda at the sketched problem's noise level
+# sigma_SRO (sketched_noise). Predicted: SRO with SCAD near the sqrt(log d) slope, about
+# 0.1; the unpenalised solve on the same sketch near +1/2. The convex relative-error
+# bound is claimed on the first iterate (SRO, l1) of the sketch-size runs: a slope
+# near -1/2 against m. None declares a gap.
 # ---------------------------------------------------------------------------
 
 RATE_PAPER = "minimax rate O(sqrt(s log d / n)) for the sketched estimators"
@@ -162,6 +170,12 @@ RATE_BAND = Margin(
     "whole interval within [-0.75, -0.25]",
 )
 """The rate claims' rule: the 95% interval of the mean slope lies within -1/2 +- 1/4."""
+
+HALF_DISTORTION = Margin(
+    below=-0.25,
+    why="half the slope -1/2 of the sketch's distortion sqrt(rank / m)",
+)
+"""The sketch-size rules: the 95% interval of the mean slope against log m below -1/4."""
 
 CLAIMS: dict[str, ClaimSpec] = {
     # log10 of the approximation error is linear in t and falls, for every sketch
@@ -212,18 +226,42 @@ CLAIMS: dict[str, ClaimSpec] = {
         "fall with n (its slope is shown beside)",
         rests_on=("regime",),
     ),
+    # per draw (fresh noise, one CountSketch of m = n / rate_ratio rows for every width),
+    # the slope of log ||b - beta*|| against log d over d .. 8d at fixed n; the mean
+    "rate-in-d": ClaimSpec(
+        "One SRO solve with SCAD, its lambda set at the sketched problem's noise level, "
+        "barely loses accuracy as irrelevant features are added: its error grows as "
+        "sqrt(log d), not sqrt(d)",
+        paper=RATE_PAPER,
+        rule=Margin(
+            below=0.25,
+            why="half the slope +1/2 of an estimator that fits every feature; the "
+            "rate's sqrt(log d) gives about 0.1 over d .. 8d",
+        ),
+        control="the unpenalised solve on the same sketch, (PX)^T PX b = X^T y, "
+        "predicted at +1/2 (its slope, and how the same rule finds it, shown beside)",
+        rests_on=("regime",),
+    ),
     # the fitted per-step contraction factor of Iterative SRO (l1) at m = rank^2/8 ..
     # rank^2: per sweep (one sketch kind, one draw per size) the slope of log factor
-    # against log m; the mean over all sweeps of the three kinds
+    # against log m; the mean over all sweeps of the three kinds, a sweep a run
     "sketch-size": ClaimSpec(
         "Iterative SRO's per-step contraction factor falls as the sketch size m grows",
         paper="the error bounds tighten as the sketch embeds X's column space more "
         "accurately, which a larger m does",
-        rule=Margin(
-            below=-0.25,
-            why="half the slope -1/2 of the sketch's distortion sqrt(rank / m)",
-        ),
+        rule=HALF_DISTORTION,
         control="a factor that does not depend on m, slope 0",
+    ),
+    # the same runs' first iterate, SRO with l1: per sweep the slope of
+    # log ||b_SRO - b_full|| / ||b_full|| against log m; the mean over all sweeps
+    "relative-error": ClaimSpec(
+        "For convex h, SRO's relative approximation error ||b_SRO - b_full|| / "
+        "||b_full|| falls as the sketch size m grows",
+        paper="relative-error bound for arbitrary convex h, through the sketch's "
+        "distortion on X's column space",
+        rule=HALF_DISTORTION,
+        control="an error that does not depend on m, slope 0 (b = 0 has relative "
+        "error 1 at every m)",
     ),
 }
 """Claim id -> what the claim says, what decides it and what it is measured against."""

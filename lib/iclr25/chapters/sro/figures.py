@@ -38,3 +38,30 @@ def factor_figure(m_grid: list[int], factors: dict[str, np.ndarray], rank: int) 
         xaxis_title="sketch size m",
         yaxis_title="error multiplied per step",
     )
+
+
+def error_figure(
+    xs: list[int], errors: np.ndarray, names: list[str], slopes: dict[str, np.ndarray], x: str
+) -> go.Figure:
+    """Mean error against ``x`` on log-log axes, one line per estimator.
+
+    ``errors`` is ``[estimator, x, draw]``; the error bars are the standard deviation
+    over the draws, and each legend gives the estimator's mean log-log slope.
+    """
+    fig = go.Figure()
+    for e, name, color in zip(errors, names, qualitative.Plotly):
+        fig.add_scatter(
+            x=xs,
+            y=e.mean(axis=1),
+            error_y=dict(type="data", array=e.std(axis=1)),
+            mode="lines+markers",
+            line_color=color,
+            name=f"{name} (mean slope {slopes[name].mean():.2f})",
+        )
+    return fig.update_layout(
+        title=f"Estimation error against {x} (mean of {errors.shape[2]} draws)",
+        xaxis_title=x,
+        yaxis_title="||b - beta*||",
+        xaxis_type="log",
+        yaxis_type="log",
+    )

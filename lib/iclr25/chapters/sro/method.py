@@ -457,6 +457,24 @@ def theory_lambda(n: int, d: int, noise: float, scale: float) -> float:
     return scale * noise * np.sqrt(np.log(d) / n)
 
 
+def sketched_noise(y: np.ndarray, m: int, noise: float) -> float:
+    """sigma_SRO = sqrt(noise^2 + (n / m) ||y||^2 / n): the noise level SRO's gradient sees.
+
+    At beta* the gradient of SRO's objective is
+
+        (P X)^T P X beta* / n - X^T y / n
+          = -X^T eps / n + ((P X)^T P X - X^T X) beta* / n.
+
+    The first term has coordinates of standard deviation noise / sqrt(n); for a
+    sketch with E[P^T P] = I and m rows, the second has about ||X beta*|| / sqrt(n m)
+    = sqrt((n / m) ||X beta*||^2 / n) / sqrt(n). ||y||^2 / n = ||X beta*||^2 / n +
+    noise^2 (up to the noise's fluctuation) stands in for the unknown ||X beta*||^2 / n,
+    which makes sigma_SRO slightly larger than the sum of the two.
+    """
+    n = y.shape[0]
+    return float(np.sqrt(noise**2 + (n / m) * float(y @ y) / n))
+
+
 # ---------------------------------------------------------------------------
 # Measuring convergence: the per-step contraction factor.
 # ---------------------------------------------------------------------------
