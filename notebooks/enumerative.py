@@ -25,8 +25,9 @@
 # Virasoro constraints the numbers obey. This chapter computes the numbers exactly,
 # trains a small transformer with DRA and with ReLU over paired seeds, scores it on
 # three genera it never saw against a ridge regression on the same inputs, checks
-# its predictions there against the string and dilaton equations, and repeats the
-# conformal and probing analyses at small scale.
+# its predictions there against the Virasoro constraint $L_1$, which ties each genus
+# to the ones below it, and repeats the conformal and probing analyses at small
+# scale.
 
 # %% tags=["parameters"]
 g_max = 10
@@ -140,7 +141,9 @@ fig.show()
 # the tokens, and an MLP with the same activation regresses $\log\langle\cdots\rangle_g$.
 # Training follows the official configuration: the paper's L1 loss, Adam at a rate of
 # $5\cdot 10^{-4}$ with weight decay $10^{-5}$, halved every 14 epochs, minibatches of
-# 64; for `epochs` epochs instead of 100.
+# 64, the gradient's norm clipped at 10 (on the official loss, summed over the batch in
+# nats; `clip_threshold` puts it on our standardised mean), dropout 0.1 in the
+# encoder layers; for `epochs` epochs instead of 100.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: fit
@@ -184,6 +187,7 @@ def trained(act, seed):
     config = {"act": act, "g_max": p.g_max, "n_max": p.n_max,
               "ood_genera": p.ood_genera, "device": p.torch_device.type,
               "seed": seed, "dra": "official", "optimiser": "adam-steplr",
+              "clip": enumerative.CLIP_NORM, "dropout": enumerative.DROPOUT,
               **train_config}
 
     def build():
@@ -280,10 +284,12 @@ core.explore(scatter_figure, ACTS, "activation");
 
 # %% [markdown]
 # The claims, each decided over the seeds, independent training runs, with a 95%
-# t interval (`core.stats`). The setup claim first: the networks fit the training
-# genera. Then the capability, the DRA network's OOD error against the null
-# regressor's, and the paper's ranking, DRA's OOD error against ReLU's from the
-# same seed.
+# t interval (`core.stats`). The setup claim first: the ReLU networks fit the
+# training genera, a check of the data, the architecture and the recipe. DRA's
+# own fit is not a precondition: a DRA seed that does not fit counts against DRA
+# in the claims that follow. Then the capability, the DRA network's OOD error
+# against the null regressor's, and the paper's ranking, DRA's OOD error against
+# ReLU's from the same seed.
 
 # %%
 def column(label, name):
@@ -291,15 +297,12 @@ def column(label, name):
     return per_seed.loc[per_seed.model == label, name].to_numpy()
 
 
-fit_r2 = np.mean([column(NAMES[a], "R2 test (ID)")  # a seed's two models
-                  for a in ("dra", "relu")], axis=0)
-fits = per_seed[per_seed.model.isin([NAMES["dra"], NAMES["relu"]])]
-worst = fits.loc[fits["R2 test (ID)"].idxmin()]
-core.claim("fits-training-genera", estimate=stats.over_runs(fit_r2),
-           quote=dict(worst_model=worst.model, worst_seed=int(worst.seed),
-                      worst_r2=worst["R2 test (ID)"], epochs=p.epochs,
-                      others=len(fits) - 1,
-                      others_r2=fits["R2 test (ID)"].drop(worst.name).min()))
+core.claim("fits-training-genera",
+           estimate=stats.over_runs(column(NAMES["relu"], "R2 test (ID)")))
+dra_fit = column(NAMES["dra"], "R2 test (ID)")
+FIT = enumerative.CLAIMS["fits-training-genera"].rule.above
+print(f"DRA's ID-test R^2, lowest over its {len(dra_fit)} seeds: "
+      f"{dra_fit.min():.4f}; seeds below {FIT}: {(dra_fit < FIT).sum()}")
 
 # %%
 mae = {a: column(NAMES[a], "MAE OOD") for a in ("dra", "relu")}
@@ -343,73 +346,91 @@ per_seed.set_index(["model", "seed"]).round(4)
 #
 # $$\langle\tau_0\,\tau_D\rangle_g = \sum_{j:\,d_j>0}\langle\tau_{d_j-1}\,\tau_{D\setminus j}\rangle_g, \qquad \langle\tau_1\,\tau_D\rangle_g = (2g-2+|D|)\,\langle\tau_D\rangle_g,$$
 #
-# relate numbers of one genus with $n$ and $n-1$ points, so on the genera the network
-# never saw they relate its predictions to its predictions. We write each equation
-# in logs, residual $= \log(\text{left}) - \log(\text{right})$, for every left-hand
-# side with a $\tau_0$ (string) or a $\tau_1$ (dilaton) whose right-hand numbers are
-# stable; the exact numbers give zero (a unit test, and printed below).
+# relate numbers of one genus with $n$ and $n-1$ points. An error common to a whole
+# genus cancels from both sides, and any smooth predictor has errors that vary
+# slowly between inputs one token apart, so these two test smoothness more than the
+# recursion. The first constraint beyond them, $L_1$ (the DVV recursion above with
+# $k = 1$, removing a $\tau_2$), ties genus $g$ to genus $g-1$ and to products of
+# lower genera:
 #
-# ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
+# $$15\,\langle\tau_2\tau_D\rangle_g = \sum_{j\in D}(2d_j+1)(2d_j+3)\,\langle\tau_{d_j+1}\tau_{D\setminus j}\rangle_g + \tfrac12\langle\tau_0^2\tau_D\rangle_{g-1} + \tfrac12\sum_{\substack{g_1+g_2=g\\ I\sqcup J=D}}\langle\tau_0\tau_I\rangle_{g_1}\langle\tau_0\tau_J\rangle_{g_2}.$$
+#
+# We write each equation in logs, residual $= \log(\text{left}) - \log(\text{right})$,
+# with every number on both sides taken from one predictor (the model's prediction
+# for every row, training genera included), for each left-hand side at an unseen
+# genus whose terms lie in the data ($n <$ `n_max`, since the genus $g-1$ term has one
+# point more). The exact numbers give zero, which checks the formula (a unit test,
+# and printed below). Two nulls: the ridge regression, smooth and blind to the
+# recursion, and Aggarwal's asymptotic (below), the numbers' own large-genus limit.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/enumerative/virasoro.py
 # :pyobject: virasoro_residuals
 # ```
-#
-# An error common to a whole genus cancels from both sides: the residuals measure
-# the relative structure of the predictions, not their level. Any smooth predictor
-# has errors that vary slowly between inputs one token apart, so the residuals are
-# small for it too. The null is therefore the ridge regression above, smooth and
-# blind to the equations: DRA's mean |residual| must be below the ridge's, and,
-# as a second claim, below ReLU's from the same seed.
 
 # %%
+def on_all(pred):
+    """A predictor's log values for every row of data, from its splits."""
+    full = np.empty(len(data))
+    for name, index in splits._asdict().items():
+        full[index] = pred[name]
+    return full
+
+
 ood = part["ood"]
-eqs = enumerative.virasoro_equations(ood)
-exact_residual = np.abs(enumerative.virasoro_residuals(eqs, ood.log_value))
-print(f"{len(eqs.lhs)} equations on the unseen genera "
-      f"({(eqs.kind == 'string').sum()} string, "
-      f"{(eqs.kind == 'dilaton').sum()} dilaton); largest |residual| of "
-      f"the exact numbers: {exact_residual.max():.1e} nats")
-lhs_n, vir, by_n = ood.n[eqs.lhs], [], {}
+unseen = range(g_test, p.g_max + 1)
+EQUATIONS = {"string and dilaton": (enumerative.virasoro_equations(ood), ood),
+             "L_1": (enumerative.l1_equations(data, unseen), data)}
+for name, (eqs, rows_of) in EQUATIONS.items():
+    exact = enumerative.virasoro_residuals(eqs, rows_of.log_value)
+    print(f"{name}: {len(eqs.lhs)} equations on the unseen genera; largest "
+          f"|residual| of the exact numbers {np.abs(exact).max():.1e} nats")
+
+# %%
 runs = [(("ridge (null)", None), references["ridge (null)"]),
+        (("asymptotic", None), references["asymptotic"]),
         *(((NAMES[a], s), pred) for (a, s), pred in predictions.items())]
+vir, by_n = [], {}
+l1_eqs = EQUATIONS["L_1"][0]
 for (label, s), pred in runs:
-    res = np.abs(enumerative.virasoro_residuals(eqs, pred["ood"]))
+    res = {name: np.abs(enumerative.virasoro_residuals(
+               eqs, pred["ood"] if rows_of is ood else on_all(pred)))
+           for name, (eqs, rows_of) in EQUATIONS.items()}
     vir.append({"model": label, "seed": s,
-                "string": res[eqs.kind == "string"].mean(),
-                "dilaton": res[eqs.kind == "dilaton"].mean(),
-                "both": res.mean()})
-    by_n.setdefault(label, []).append(enumerative.mean_by(res, lhs_n)[1])
+                **{name: r.mean() for name, r in res.items()}})
+    by_n.setdefault(label, []).append(
+        enumerative.mean_by(res["L_1"], data.n[l1_eqs.lhs])[1])
 vir = pd.DataFrame(vir)
 vir.drop(columns="seed").groupby("model", sort=False).mean().round(3)
 
 # %%
-ns = np.unique(lhs_n)
-null_n = by_n.pop("ridge (null)")[0]
+ns = np.unique(data.n[l1_eqs.lhs])
+nulls = {label: (ns, by_n.pop(label)[0])
+         for label in ("ridge (null)", "asymptotic")}
 enumerative.virasoro_figure(
     {name: (ns, np.mean(v, axis=0)) for name, v in by_n.items()},
-    {NAMES[a]: COLORS[a] for a in ACTS}, null=(ns, null_n)).show()
+    {NAMES[a]: COLORS[a] for a in ACTS}, nulls, "L_1").show()
 
 # %%
-both = {label: vir.loc[vir.model == label, "both"].to_numpy()
-        for label in vir.model.unique()}
-dra_res, relu_res = both["DRA"], both["ReLU"]
-ridge_res = both["ridge (null)"][0]
-core.claim(
-    "virasoro",
-    estimate=stats.paired_runs(np.full(p.seeds, ridge_res), dra_res),
-    measured=f"mean |residual| (nats): ridge {ridge_res:.3f}, DRA "
-             f"{dra_res.mean():.3f} ± {dra_res.std(ddof=1):.3f}")
+l1 = {label: vir.loc[vir.model == label, "L_1"].to_numpy()
+      for label in vir.model.unique()}
+dra_res, relu_res = l1["DRA"], l1["ReLU"]
+for cid, label in [("virasoro", "ridge (null)"),
+                   ("virasoro-asymptotic", "asymptotic")]:
+    core.claim(
+        cid,
+        estimate=stats.paired_runs(np.full(p.seeds, l1[label][0]), dra_res),
+        measured=f"mean |L_1 residual| (nats): {label} {l1[label][0]:.3f}, "
+                 f"DRA {dra_res.mean():.3f} ± {dra_res.std(ddof=1):.3f}")
 core.claim(
     "virasoro-dra",
     estimate=stats.paired_runs(relu_res, dra_res),
-    measured=f"mean |residual| (nats): ReLU {relu_res.mean():.3f} ± "
+    measured=f"mean |L_1 residual| (nats): ReLU {relu_res.mean():.3f} ± "
              f"{relu_res.std(ddof=1):.3f}, DRA {dra_res.mean():.3f}");
 
 # %% [markdown]
-# Compare each model's residual with its OOD MAE and with the MAE once the genus
+# Compare each model's residuals with its OOD MAE and with the MAE once the genus
 # mean is removed, in the per-seed table above: an error common to a genus enters
-# the MAE and not the residuals. A smooth function of the inputs nearly satisfies
-# the two equations in logs wherever the numbers are themselves close to smooth,
-# which is why the ridge, and not shuffled errors, is the null.
+# the MAE and the $L_1$ residuals, not the string and dilaton residuals.
 
 # %% [markdown]
 # ## Uncertainty: conformal prediction with a sliding window over $n$
@@ -506,48 +527,70 @@ print(f"window w = {p.window}, ID test: coverage within three binomial "
 
 # %% [markdown]
 # Coverage is guaranteed only for exchangeable data. The unseen genera are not
-# exchangeable with the calibration set, which comes from the training genera. For
-# each DRA seed we calibrate the window on the training genera and apply it to the
-# unseen ones, and ask two things, over the seeds: do the window's widths rank
-# across $n$ as the widths the unseen genera need (the nominal quantile of their
-# $|y-\hat y|$, over the $n$ with at least `MIN_ROWS_PER_N` rows), Spearman's
-# correlation above 0.5; and do the intervals still cover, at least the nominal
-# minus 0.05?
+# exchangeable with the calibration set, which comes from the training genera, so
+# two questions are asked of each DRA seed. Calibrated on the training genera and
+# applied to the unseen ones, do the window's widths rank across $n$ as the widths
+# the unseen genera need (the nominal quantile of their $|y-\hat y|$, over the $n$
+# with at least `MIN_ROWS_PER_N` rows)? Spearman's correlation must exceed 0.5.
+# And, calibrated where exchangeability holds, on a random half of the unseen-genus
+# rows and tested on the other half, does the window cover each $n$ closer to the
+# nominal share than one global quantile does (the mean over $n$ of
+# $|\text{coverage} - c|$)? There the coverage over all $n$ together is the
+# theorem's, printed as a check.
 
 # %%
-ood_rows, rhos, shortfall = [], [], []
+cal = part["calibration"]
+ood_rows, rhos = [], []
 for s in SEEDS[ACT]:
     pr = predictions[ACT, s]
-    cal = part["calibration"]
     q = enumerative.conformal_halfwidths(
         cal.log_value - pr["calibration"], cal.n, ood.n, p.confidence,
         p.window)
-    cov = enumerative.coverage_by_n(ood.log_value, pr["ood"], q, ood.n)
-    shortfall.append(np.average(cov.coverage, weights=cov.count)
-                     - p.confidence)
     rho, n_used, width_w, needed = enumerative.width_tracking(
         q, np.abs(ood.log_value - pr["ood"]), ood.n, p.confidence,
         enumerative.MIN_ROWS_PER_N)
     rhos.append(rho)
-    ood_rows.append({"seed": s, "coverage": shortfall[-1] + p.confidence,
-                     "Spearman": rho,
+    ood_rows.append({"seed": s, "Spearman": rho,
                      **{f"width / needed, n = {n}": w / m
                         for n, w, m in zip(n_used, width_w, needed)}})
+
+# %%
+ood_halves = [np.sort(h) for h in np.array_split(
+    p.rng.permutation(len(ood)), 2)]  # calibration, test: same genera
+ood_cal, ood_test = (ood.subset(h) for h in ood_halves)
+deviation = {p.window: [], None: []}
+for s, row in zip(SEEDS[ACT], ood_rows):
+    pr = predictions[ACT, s]["ood"]
+    for w in (p.window, None):
+        q = enumerative.conformal_halfwidths(
+            ood_cal.log_value - pr[ood_halves[0]], ood_cal.n, ood_test.n,
+            p.confidence, w)
+        cov = enumerative.coverage_by_n(ood_test.log_value,
+                                        pr[ood_halves[1]], q, ood_test.n)
+        enough = cov.count >= enumerative.MIN_ROWS_PER_N
+        deviation[w].append(np.abs(cov.coverage[enough]
+                                   - p.confidence).mean())
+        label = "global" if w is None else f"window w = {w}"
+        row[f"coverage, {label}"] = np.average(cov.coverage,
+                                               weights=cov.count)
+        row[f"mean |coverage - nominal| over n, {label}"] = deviation[w][-1]
 pd.DataFrame(ood_rows).set_index("seed").round(3)
 
 # %%
 core.claim("width-adapts", estimate=stats.over_runs(rhos))
-core.claim("ood-coverage", estimate=stats.over_runs(shortfall),
-           measured=f"OOD coverage minus {p.confidence:g}: "
-                    f"{stats.over_runs(shortfall)}");
+core.claim("ood-coverage", estimate=stats.paired_runs(
+    deviation[None], deviation[p.window]),
+    measured=f"mean over n of |coverage - {p.confidence:g}|: global "
+             f"{np.mean(deviation[None]):.3f}, window w = {p.window} "
+             f"{np.mean(deviation[p.window]):.3f}");
 
 # %% [markdown]
-# The table above gives, per seed and $n$, the window's width over the width the
-# unseen genera need: below 1, the intervals are too narrow there. The widths are
-# calibrated on residuals of the training genera; beyond them the error of the
-# extrapolation adds to those, and a window that slides over $n$, not over $g$,
-# cannot see it. Ranking and size are separate questions: the widths can rank
-# across $n$ as the need does and still fall short of it at every $n$.
+# The table above gives, per seed and $n$, the width of the window calibrated on
+# the training genera over the width the unseen genera need: below 1, the intervals
+# are too narrow there. Those residuals are small; beyond the training genera the
+# error of the extrapolation adds to them, and a window that slides over $n$, not
+# over $g$, cannot see it. Ranking and size are separate questions: the widths can
+# rank across $n$ as the need does and still fall short of it at every $n$.
 
 # %% [markdown]
 # ## Probing for the large-genus asymptotic
@@ -597,17 +640,23 @@ fig.show()
 # smooth functions of $g$, $n$ and the $d_i$, which any representation of the inputs
 # carries almost linearly; the log-ratio is not.
 #
-# Three sets of features: the trained DRA network's pooled representation (each
-# seed), the same network at its random initialisation, and a *control probe* that
-# sees only the inputs and simple transforms of them, no hidden state:
+# Four sets of features: the trained DRA network's pooled representation (each
+# seed), the same network at its random initialisation, that random
+# representation with the trained network's own prediction beside it, and a
+# *control probe* that sees only the inputs and simple transforms of them, no
+# hidden state:
 #
 # ```{literalinclude} ../lib/iclr25/chapters/enumerative/method.py
 # :pyobject: input_features
 # ```
 #
-# The claim compares the trained network with its own random initialisation, seed
-# by seed: what training put into the representation. The control probe shows what
-# the inputs alone give away, printed beside it.
+# Any network trained to fit carries its prediction of the log value almost
+# linearly in the representation its head reads, and the log-ratio is the log value
+# minus a smooth function of the inputs, so it beats its random initialisation for
+# any trained network. The claim therefore compares the trained representation, seed
+# by seed, with the random one given the trained network's prediction as one more
+# feature: what a network that learned only its output would offer the probe. The
+# control probe shows what the inputs alone give away, printed beside it.
 
 # %%
 target = {name: enumerative.probe_targets(d) for name, d in part.items()}
@@ -640,6 +689,10 @@ for s in SEEDS[ACT]:
         features = {name: enumerative.represent(model, d, p.torch_device)
                     for name, d in part.items()}
         probe.setdefault(label, []).append(probe_scores(features))
+    with_output = {name: np.column_stack([f, predictions[ACT, s][name]])
+                   for name, f in features.items()}  # the random one's
+    probe.setdefault("random network + trained output", []).append(
+        probe_scores(with_output))
 probe_mean = {(label, split): np.mean([r[split] for r in runs], axis=0)
               for label, runs in probe.items() for split in ("test", "ood")}
 pd.DataFrame({f"{label}, {'ID test' if split == 'test' else 'OOD'}":
@@ -659,12 +712,13 @@ LOG_RATIO = enumerative.PROBE_TARGETS.index("log(exact/asymptotic)")
 ratio_r2 = {(label, split): np.array([r[split][LOG_RATIO] for r in runs])
             for label, runs in probe.items() for split in ("test", "ood")}
 trained_r2 = ratio_r2["trained DRA network", "test"]
-random_r2 = ratio_r2["random DRA network", "test"]
+output_r2 = ratio_r2["random network + trained output", "test"]
 core.claim(
     "probe-asymptotic",
-    estimate=stats.paired_runs(trained_r2, random_r2),
+    estimate=stats.paired_runs(trained_r2, output_r2),
     measured=f"ID-test R^2 of the log-ratio: trained {trained_r2.mean():.4f}"
-             f", random {random_r2.mean():.4f}, inputs "
+             f", random + output {output_r2.mean():.4f}, random "
+             f"{ratio_r2['random DRA network', 'test'].mean():.4f}, inputs "
              f"{ratio_r2['inputs (control)', 'test'].mean():.4f}; on the "
              f"unseen genera: trained "
              f"{ratio_r2['trained DRA network', 'ood'].mean():.4f}, inputs "
@@ -684,10 +738,11 @@ core.claims_table();
 
 # %% [markdown]
 # **Reading the claims.** Every paper claim rests on the setup check
-# `fits-training-genera`, that each trained network fits its training genera.
-# That conformal intervals cover on exchangeable data is a theorem, printed
-# above as a check, not a claim; that the exact numbers satisfy the string and
-# dilaton equations is a test of the recursion, printed above.
+# `fits-training-genera`, that the ReLU networks fit their training genera; each
+# DRA seed, fitted or not, enters DRA's claims. That conformal intervals cover on
+# exchangeable data is a theorem, printed above as a check, not a claim; that the
+# exact numbers satisfy the string, dilaton and $L_1$ equations is a test of the
+# recursion and of the residuals' formula, printed above.
 
 # %% [markdown]
 # ## What differs from the paper
@@ -703,35 +758,44 @@ core.claims_table();
 #   aggregation, no memory tokens or batch normalisation, width 32. The activation
 #   is DRA as the official training script writes it, which differs from the
 #   `torch-dra` package's form and from the paper's text (above).
-# - *Training.* The official optimiser, rate, weight decay, step schedule and
-#   minibatch size, for `epochs` = 21 epochs instead of 100 (one halving of the
-#   rate instead of seven), so that five paired seeds of DRA and ReLU fit the
-#   book's budget of a few CPU-minutes; GELU and Snake train only on request
-#   (`baseline_seeds`).
+# - *Training.* The official optimiser, rate, weight decay, step schedule,
+#   minibatch size, gradient clipping and dropout, for `epochs` epochs instead of
+#   100 (the book's 56 halve the rate three times within training instead of
+#   seven), so that five paired seeds of DRA and ReLU fit the book's budget of a
+#   few CPU-minutes; GELU and Snake train only on request (`baseline_seeds`). The
+#   official loss sums $|y - \hat y|$ in nats over the batch, ours averages it in
+#   standardised units; the clipping threshold is rescaled to match, and under
+#   Adam the scale is otherwise immaterial.
+# - *Checkpoint.* The official script keeps the checkpoint with the lowest loss on
+#   the test genera ($g \ge 14$), so the paper's out-of-distribution numbers may
+#   carry that selection; we keep the model of the last epoch.
 # - *Claims* are decided over the paired seeds with 95% t intervals; the paper
 #   reports single runs.
 # - *Virasoro constraints.* The paper finds them in the network with causal and
 #   correlational interpretability analyses of its two-branch model; we test what
-#   such a model must show from outside, the string and dilaton equations on its
-#   own predictions for genera it never saw, against a smooth regressor blind to
-#   them and against ReLU. The higher constraints $L_k$, $k \ge 1$, which relate
-#   different genera, are not tested.
+#   such a model must show from outside, the constraint $L_1$ on its own
+#   predictions for genera it never saw, against a smooth regressor blind to it,
+#   Aggarwal's asymptotic and ReLU. The higher constraints $L_k$, $k \ge 2$, are
+#   not tested.
 # - *Conformal prediction* follows the paper: a sliding window over $n$ against
-#   one global quantile, calibrated on the training genera.
-# - *Probing* covers linear probes only, against the random network and a control
-#   probe on the inputs; the paper's causal and abductive analyses, and the
-#   subleading asymptotic terms of the official analysis notebook, are not
-#   repeated.
+#   one global quantile, calibrated on the training genera for the ranking of
+#   widths and on half of the unseen-genus rows for coverage.
+# - *Probing* covers linear probes only, against the random network given the
+#   trained prediction and a control probe on the inputs; the paper's causal and
+#   abductive analyses, and the subleading asymptotic terms of the official
+#   analysis notebook, are not repeated.
 #
 # ## Going further
 #
-# The paper trains on genera up to 13 and tests on higher genera, with values from
-# $10^{-45}$ to $10^{45}$, far longer training and a larger two-branch model. The cost
-# of exact generation grows quickly with the genus and $n$ (it is cached once computed);
-# a larger run, best on a GPU:
+# The paper's split trains on genera up to 13 and tests on 14 to 16, with values from
+# $10^{-45}$ to $10^{45}$, far longer training and a larger two-branch model. With
+# at most 7 marked points that is about twelve times the training rows of the
+# book's split, so about twelve times its training time per model (the exact
+# numbers themselves cost seconds, cached once computed); a run at that split with
+# the official 100 epochs, best on a GPU:
 #
 # ```
-# python -m iclr25 run enumerative -p g_max=13 -p n_max=8 -p ood_genera=3 -p width=64 -p epochs=100 -p seeds=10 -p baseline_seeds=5
+# python -m iclr25 run enumerative -p g_max=16 -p ood_genera=3 -p epochs=100 -p seeds=5
 # ```
 #
 # Other things to try: more seeds (`seeds`, `baseline_seeds`) to see how much the

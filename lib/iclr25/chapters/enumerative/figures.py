@@ -70,26 +70,23 @@ def learning_figure(
 def virasoro_figure(
     by_n: dict[str, tuple[np.ndarray, np.ndarray]],
     colors: dict[str, str],
-    null: tuple[np.ndarray, np.ndarray] | None = None,
+    nulls: dict[str, tuple[np.ndarray, np.ndarray]],
+    constraint: str,
 ) -> go.Figure:
-    """Mean |string and dilaton residual| on the unseen genera against the number of
+    """Mean |residual| of one constraint on the unseen genera against the number of
     points n of the left-hand side: one bar series per model (``by_n``: name -> (n,
-    values)), and the null regressor (ridge on the inputs) as a dotted line."""
+    values)), and each reference (``nulls``, same form) as a dotted line."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     for name, (n, values) in by_n.items():
         fig.add_bar(x=n, y=values, name=name, marker_color=colors.get(name))
-    if null is not None:
+    for (name, (n, values)), color in zip(nulls.items(), ("black", "gray", "brown")):
         fig.add_scatter(
-            x=null[0],
-            y=null[1],
-            mode="lines+markers",
-            line=dict(color="black", dash="dot"),
-            name="ridge on the inputs (null)",
+            x=n, y=values, mode="lines+markers", line=dict(color=color, dash="dot"), name=name
         )
     fig.update_layout(
-        title="Virasoro residuals of the predictions on the unseen genera",
+        title=f"Residuals of {constraint} in the predictions on the unseen genera",
         xaxis_title="number of marked points n (left-hand side)",
         yaxis_title="mean |log LHS - log RHS| (nats)",
         barmode="group",

@@ -1,12 +1,12 @@
 """The paper's method: the activations (DRA, Snake, ReLU, GELU), the transformer over
 partition tokens, its training and R^2; the split by genus; split conformal prediction with
-a sliding window over n; the string and dilaton equations as residuals of the predictions;
-and the linear probes."""
+a sliding window over n; and the linear probes (the Virasoro residuals are in
+``virasoro.py``)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -22,7 +22,6 @@ from iclr25.chapters.enumerative.intersection import (
     ASYMPTOTIC_TERMS,
     Dataset,
     asymptotic_terms,
-    is_stable,
 )
 
 # ---------------------------------------------------------------------------------
@@ -114,6 +113,12 @@ def as_batch(data: Dataset, device: torch.device | str = "cpu") -> Batch:
     return Batch(gn, d.clamp(min=0).unsqueeze(-1), d < 0)
 
 
+DROPOUT = 0.1
+"""The official dropout: 0.1 on the attention weights, the feed-forward block and the
+residual branches of every encoder layer (``attn_dropout``, ``ff_dropout`` and
+``layer_dropout`` of ``model/TR_ABCD2seq.py``)."""
+
+
 class IntersectionTransformer(nn.Module):
     """A small transformer regressing log <tau_d1 ... tau_dn>_g.
 
@@ -140,7 +145,7 @@ class IntersectionTransformer(nn.Module):
             width,
             heads,
             2 * width,
-            dropout=0.0,
+            dropout=DROPOUT,
             activation=activation(act),
             batch_first=True,
             norm_first=True,
@@ -186,9 +191,19 @@ def l1_loss(model: IntersectionTransformer, batch: tuple[Batch, torch.Tensor]) -
     return (model.standardised(inputs) - (y - model.y_mean) / model.y_std).abs().mean()
 
 
-STEP_SIZE, GAMMA, WEIGHT_DECAY = 14, 0.5, 1e-5
-"""The official schedule and regularisation (``CFG`` of ``model/TR_ABCD2seq.py``): the
-rate halves every 14 epochs (torch's ``StepLR``); Adam with L2 weight decay 1e-5."""
+STEP_SIZE, GAMMA, WEIGHT_DECAY, CLIP_NORM = 14, 0.5, 1e-5, 10.0
+"""The official schedule and regularisation (``CFG`` and ``train_epoch`` of
+``model/TR_ABCD2seq.py``): the rate halves every 14 epochs (torch's ``StepLR``); Adam
+with L2 weight decay 1e-5; the gradient's global norm clipped at 10, on the L1 loss
+summed over the batch's raw log values."""
+
+
+def clip_threshold(batch_size: int, y_std: float) -> float:
+    """CLIP_NORM on :func:`l1_loss`'s scale. The official loss sums |error| in nats over
+    a batch of B rows; ours averages it in standardised units, a factor B y_std smaller,
+    and so is its gradient: clipping ours at CLIP_NORM / (B y_std) clips the same
+    steps (every batch has B rows, as the official loader's ``drop_last``)."""
+    return CLIP_NORM / (batch_size * y_std)
 
 
 def fit(
@@ -206,12 +221,18 @@ def fit(
     """Train an :class:`IntersectionTransformer` with activation ``act`` on ``data``.
 
     The official optimiser: Adam (L2 weight decay WEIGHT_DECAY) on the L1 loss, the rate
-    lr * GAMMA^floor(epoch / STEP_SIZE); minibatches reshuffled every epoch. The seed
+    lr * GAMMA^floor(epoch / STEP_SIZE), the gradient norm clipped as the official
+    CLIP_NORM (:func:`clip_threshold`); full minibatches reshuffled every epoch (the
+    last, partial one dropped, as the official loader does). The seed
     fixes the initialisation and the batch order, so every activation sees the same
     batches. Returns the model and the loss per epoch.
     """
     from iclr25.core import threads, train_epoch
 
+    if len(data) < batch_size:
+        raise ValueError(
+            f"fit needs at least batch_size={batch_size} training rows, got {len(data)}"
+        )
     torch.manual_seed(seed)
     model = IntersectionTransformer(act, width=width, layers=layers).to(device)
     inputs = as_batch(data, device)
@@ -221,16 +242,17 @@ def fit(
 
     def batches() -> Iterator[tuple[Batch, torch.Tensor]]:
         perm = torch.randperm(len(y), generator=order).to(device)
-        for start in range(0, len(y), batch_size):
+        for start in range(0, len(y) - batch_size + 1, batch_size):
             rows = perm[start : start + batch_size]
             yield take(inputs, rows), y[rows]
 
     optimiser = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=WEIGHT_DECAY)
     schedule = torch.optim.lr_scheduler.StepLR(optimiser, STEP_SIZE, GAMMA)
+    clip = clip_threshold(batch_size, float(model.y_std))
     history = []
     with threads(1):  # as fast for a model this small, and steady on shared cores
         for _ in range(epochs):
-            history.append(train_epoch(model, optimiser, batches, l1_loss))
+            history.append(train_epoch(model, optimiser, batches, l1_loss, clip=clip))
             schedule.step()
     return model, history
 
@@ -386,82 +408,6 @@ def width_tracking(
     needed = np.array([2 * np.quantile(abs_residuals[n == v], confidence) for v in values])
     rho = float(spearmanr(width, needed).statistic) if len(values) > 2 else float("nan")
     return rho, values, width, needed
-
-
-# ---------------------------------------------------------------------------------
-# The Virasoro constraints in the predictions: string and dilaton residuals
-# ---------------------------------------------------------------------------------
-
-
-class Equations(NamedTuple):
-    """Linear relations exp(y[lhs[e]]) = sum_t exp(y[row[t]] + log_coef[t]) over the terms
-    t with ``term_eq[t] == e``, between rows of one data set (``kind[e]`` names each)."""
-
-    kind: np.ndarray  # (E,) "string" or "dilaton"
-    lhs: np.ndarray  # (E,) row of the left-hand side
-    term_eq: np.ndarray  # (T,) equation of each right-hand term
-    row: np.ndarray  # (T,) row of each right-hand term
-    log_coef: np.ndarray  # (T,) log of its coefficient
-
-
-def virasoro_equations(data: Dataset) -> Equations:
-    """The string (L_{-1}) and dilaton (L_0) equations that hold among the rows of ``data``:
-
-        string   <tau_0 tau_D>_g = sum_{j: d_j > 0} <tau_{d_j - 1} tau_{D minus j}>_g,
-        dilaton  <tau_1 tau_D>_g = (2g - 2 + |D|) <tau_D>_g,
-
-    one of each for every row with a d_i = 0 (resp. 1) whose reduced numbers, at the same
-    genus with one point fewer, are stable and all present in ``data``. Both sides have
-    the same genus: on held-out genera the equations relate predictions to predictions.
-    """
-
-    def key(g: int, ds: Iterable[int]) -> tuple[int, tuple[int, ...]]:
-        return int(g), tuple(sorted((int(v) for v in ds if v >= 0), reverse=True))
-
-    index = {key(g, d): i for i, (g, d) in enumerate(zip(data.g, data.d))}
-    kind, lhs, term_eq, row, log_coef = [], [], [], [], []
-    for (g, ds), i in index.items():
-        for removed, name in ((0, "string"), (1, "dilaton")):
-            if removed not in ds or not is_stable(g, len(ds) - 1):
-                continue
-            rest = list(ds)
-            rest.remove(removed)
-            if name == "string":  # lower one of the other points by one
-                terms = [
-                    (rest[:j] + [d - 1] + rest[j + 1 :], 0.0) for j, d in enumerate(rest) if d > 0
-                ]
-            else:
-                terms = [(rest, math.log(2 * g - 2 + len(rest)))]
-            rows = [index.get(key(g, t)) for t, _ in terms]
-            if not terms or any(r is None for r in rows):
-                continue
-            for r, (_, c) in zip(rows, terms):
-                term_eq.append(len(lhs))
-                row.append(r)
-                log_coef.append(c)
-            kind.append(name)
-            lhs.append(i)
-    return Equations(
-        np.array(kind, dtype=object),
-        np.array(lhs, dtype=np.int64),
-        np.array(term_eq, dtype=np.int64),
-        np.array(row, dtype=np.int64),
-        np.array(log_coef, dtype=np.float64),
-    )
-
-
-def virasoro_residuals(eqs: Equations, y: np.ndarray) -> np.ndarray:
-    """log(left side) - log(right side) of every equation for log values ``y`` (one per row
-    of the data set the equations index), in nats; zero on the exact numbers. A common
-    offset of all log values of one genus cancels: the residuals measure the relative
-    structure the equations impose, not the overall level."""
-    y = np.asarray(y, dtype=np.float64)
-    terms = y[eqs.row] + eqs.log_coef
-    peak = np.full(len(eqs.lhs), -np.inf)
-    np.maximum.at(peak, eqs.term_eq, terms)
-    total = np.zeros(len(eqs.lhs))
-    np.add.at(total, eqs.term_eq, np.exp(terms - peak[eqs.term_eq]))
-    return y[eqs.lhs] - (peak + np.log(total))
 
 
 def mean_by(values: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
