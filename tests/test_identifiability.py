@@ -217,6 +217,33 @@ def test_multi_gate_data_has_one_target_column_per_gate():
     assert idf.boolean_data("XOR", 5, 0.0, np.random.default_rng(0))[1].shape == (5,)
 
 
+def test_noisy_data_repeat_each_corner_with_noise_of_its_own():
+    # the official add_noise_and_repeat: every drawn corner `repeats` times, each copy
+    # with its own noise, the target that of the clean corner
+    x, y = idf.boolean_data("XOR", 10, 0.1, np.random.default_rng(0), repeats=50)
+    assert x.shape == (500, 2) and y.shape == (500,)
+    corners = x.round().reshape(10, 50, 2)
+    assert (corners == corners[:, :1]).all()  # 50 copies of each of 10 corners
+    assert len(torch.unique(x[:50], dim=0)) == 50  # fresh noise on every copy
+    clean = (2 * corners[:, 0, 0] + corners[:, 0, 1]).long().numpy()
+    np.testing.assert_array_equal(y.reshape(10, 50)[:, 0], idf.bits(idf.GATES["XOR"])[clean])
+
+
+def test_noisy_training_passes_repeats_times_over_the_corners_an_epoch():
+    # with lr 0 an epoch's mean loss is the initial network's loss averaged over the
+    # epoch's noise draws: 8 passes an epoch average more fresh draws than one, so they
+    # land nearer the loss averaged over 64 passes
+    base = dict(n_train=200, n_val=40, noise_std=0.3, lr=0.0, max_epochs=1, patience=1)
+    one, eight, many = (
+        idf.train_networks(idf.TrainConfig(**base, repeats=r), range(20)) for r in (1, 8, 64)
+    )
+    assert one.val_x.shape == (20, 40 * 50, 2)  # validation: 50 noisy copies a corner
+    clean = idf.train_networks(idf.TrainConfig(**{**base, "noise_std": 0.0}), range(20))
+    assert clean.val_x.shape == (20, 40, 2)
+    spread = [np.abs(t.loss - many.loss).mean() for t in (one, eight)]
+    assert spread[1] < spread[0]
+
+
 def test_bad_input_is_refused_with_what_is_accepted():
     with pytest.raises(ValueError, match="algorithm depth must be 1, 2 or 3"):
         idf.candidate_algorithms("XOR", 4)

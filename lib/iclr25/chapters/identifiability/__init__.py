@@ -169,6 +169,13 @@ PARAMETERS = {
         low=0.0,
         high=0.4,
     ),
+    "noise_repeats": Param(
+        1000,
+        "with noise_std > 0: passes over the drawn training corners an epoch, each with "
+        "fresh noise (official 1,000; validation repeats each corner 50 times)",
+        low=1,
+        high=1000,
+    ),
     "lr": Param(0.001, "AdamW learning rate (the official default)", low=1e-5, high=1.0),
     "batch_size": Param(100, "minibatch size", low=1, high=10000),
     "max_epochs": Param(
@@ -197,6 +204,7 @@ SMOKE = {
     "max_epochs": 100,
     "n_val": 100,
     "algo_depth": 2,
+    "noise_repeats": 5,
 }
 
 MOST_NETWORKS = Margin(above=0.5, why="the paper's 'in most networks': more than half")

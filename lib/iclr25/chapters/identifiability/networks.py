@@ -103,16 +103,19 @@ def boolean_data(
     noise_std: float,
     rng: np.random.Generator,
     weights: Sequence[float] | None = None,
+    repeats: int = 1,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` inputs drawn from the four corners (uniformly, or with probabilities
-    proportional to ``weights``), plus Gaussian noise of std ``noise_std``; targets are the
-    gate(s) on the clean corners (``gate`` as :func:`parse_gates` reads it). Returns float
-    tensors x (n, 2) and y (n,) for one gate, (n, k) for k gates."""
+    """``n`` corners drawn from the four inputs (uniformly, or with probabilities
+    proportional to ``weights``), each repeated ``repeats`` times, plus Gaussian noise of
+    std ``noise_std`` on every copy (the official ``get_inputs`` and
+    ``add_noise_and_repeat``); targets are the gate(s) on the clean corners (``gate`` as
+    :func:`parse_gates` reads it). Returns float tensors x (n * repeats, 2) and y
+    (n * repeats,) for one gate, (n * repeats, k) for k gates."""
     tables = [GATES[g] for g in parse_gates(gate)]
     p = None if weights is None else np.asarray(weights, float) / np.sum(weights)
-    corner = rng.choice(4, size=n, p=p)
-    x = INPUTS[corner] + rng.normal(0.0, noise_std, size=(n, 2))
-    y = bits(np.array(tables)).T[corner]  # (n, k)
+    corner = np.repeat(rng.choice(4, size=n, p=p), repeats)
+    x = INPUTS[corner] + rng.normal(0.0, noise_std, size=(len(corner), 2))
+    y = bits(np.array(tables)).T[corner]  # (n * repeats, k)
     y = y[:, 0] if len(tables) == 1 else y
     return torch.tensor(x, dtype=torch.float32), torch.tensor(y, dtype=torch.float32)
 
@@ -217,13 +220,20 @@ class TrainConfig:
     epoch's mean loss falls below ``loss_target`` 0.01, after ``patience`` 3 epochs
     without improvement of it (``early_stopping_steps``) or after ``max_epochs`` 1,000.
     ``gate`` may name several gates ("XOR,AND", see :func:`parse_gates`): one output
-    each, the MSE averaged over all outputs, and a sample is right when every output is."""
+    each, the MSE averaged over all outputs, and a sample is right when every output is.
+
+    With ``noise_std`` > 0 the data are the official noisy setting
+    (``add_noise_and_repeat``): an epoch shows each drawn training corner ``repeats``
+    times, each time with fresh Gaussian noise, and the validation set repeats each
+    drawn corner ``val_repeats`` times with noise of its own."""
 
     gate: str = "XOR"
     width: int = 3
     n_train: int = 4000
     n_val: int = 200
     noise_std: float = 0.0
+    repeats: int = 1000
+    val_repeats: int = 50
     skewed: bool = False
     lr: float = 1e-3
     batch_size: int = 100
@@ -277,10 +287,13 @@ def train_cached(
 
 
 def _task(config: TrainConfig, seed: int) -> tuple[torch.Tensor, ...]:
+    """The clean training corners (:func:`train_networks` adds fresh noise at every
+    pass) and the validation set, noisy and repeated when ``noise_std`` > 0."""
     rng = np.random.default_rng([seed, 1])
     weights = rng.random(4) if config.skewed else None  # the official skewed distribution
-    x, y = boolean_data(config.gate, config.n_train, config.noise_std, rng, weights)
-    vx, vy = boolean_data(config.gate, config.n_val, config.noise_std, rng, weights)
+    x, y = boolean_data(config.gate, config.n_train, 0.0, rng, weights)
+    repeats = config.val_repeats if config.noise_std > 0 else 1
+    vx, vy = boolean_data(config.gate, config.n_val, config.noise_std, rng, weights, repeats)
     return x, y, vx, vy
 
 
@@ -310,22 +323,25 @@ def train_networks(
     best = torch.full((n,), float("inf"), device=device)
     bad = torch.zeros(n, dtype=torch.long, device=device)
     shufflers = [torch.Generator().manual_seed(int(s) + 1) for s in seeds]  # batch order per seed
+    noise = torch.Generator().manual_seed(int(seeds[0]) * 1_000_003 + n)  # fresh input noise
+    passes = config.repeats if config.noise_std > 0 else 1  # passes over the corners an epoch
     steps = config.n_train // config.batch_size
     rows = torch.arange(n, device=device)[:, None]
     for epoch in range(config.max_epochs):
-        order = torch.stack([torch.randperm(config.n_train, generator=g) for g in shufflers]).to(
-            device
-        )
         epoch_loss = torch.zeros(n, device=device)
-        for k in range(steps):
-            idx = order[:, k * config.batch_size : (k + 1) * config.batch_size]
-            xb, yb = x[rows, idx], y[rows, idx]
-            losses = ((forward(live, xb)[-1] - yb) ** 2).flatten(1).mean(1)
-            optimiser.zero_grad()
-            losses.sum().backward()
-            optimiser.step()
-            epoch_loss += losses.detach()
-        epoch_loss /= steps
+        for _ in range(passes):
+            order = torch.stack([torch.randperm(config.n_train, generator=g) for g in shufflers])
+            for k in range(steps):
+                idx = order[:, k * config.batch_size : (k + 1) * config.batch_size].to(device)
+                xb, yb = x[rows, idx], y[rows, idx]
+                if config.noise_std > 0:
+                    xb = xb + config.noise_std * torch.randn(xb.shape, generator=noise).to(device)
+                losses = ((forward(live, xb)[-1] - yb) ** 2).flatten(1).mean(1)
+                optimiser.zero_grad()
+                losses.sum().backward()
+                optimiser.step()
+                epoch_loss += losses.detach()
+        epoch_loss /= steps * passes
         improved = epoch_loss < best
         best = torch.where(improved, epoch_loss, best)
         bad = torch.where(improved, 0, bad + 1)
