@@ -217,15 +217,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Bound(ge=0),
         control="the target training accuracy target_acc, which a model stopped by the "
         "epoch cap falls short of",
-        gap=Gap(
-            "A model stopped by the epoch cap max_epochs before it reached target_acc "
-            "({measured}): on the noisy digits, whose detail sits at the patch scale, the "
-            "slowest architecture needs about as many epochs as the cap allows. Every "
-            "vision claim rests on this one, so each is inconclusive here whatever its own "
-            "number, which the table gives beneath its status. What would decide them: an "
-            "epoch cap at which every model of every run reaches target_acc.",
-            after_run=True,
-        ),
     ),
     # Paired by run: the ViT's mean sensitivity (over the sigma grid) minus the lowest
     # of the MLP's, CNN's and ConvMixer's of the same run; the 95% t interval over runs
