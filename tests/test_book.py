@@ -118,7 +118,6 @@ UNDER_REPLICATED = {
                  "sparsity"},
     "kbg": {"rankings_differ", "beats_global", "near_oracle", "similarity_correct"},
     "mcqa": {"tiny-sparse-heads", "tiny-learned-seeds", "tiny-formats"},
-    "sro": {"sketch-size"},
     "tgbseq": {"graphmixer_drop", "graphmixer_strong_on_repeats", "dygformer_drop",
                "dygformer_strong_on_repeats", "sasrec_learns", "sasrec_ahead",
                "jodie_above_gnns", "graphmixer_unseen_lower", "dygformer_unseen_lower"},
