@@ -64,6 +64,7 @@ from iclr25.chapters.enumerative.method import (
     DRA,
     DROPOUT,
     PROBE_TARGETS,
+    STEP_SIZE,
     IntersectionTransformer,
     activation,
     clip_threshold,
@@ -148,6 +149,13 @@ _SCALE = (
     "is within a few hundredths of a nat at these genera), which the ridge's quadratic "
     "features nearly span."
 )
+_UNSTABLE = (
+    "DRA's scalars a, b, c, d start from N(0, 1), as in the official code, so some seeds "
+    "start with a small |b|, where the a sin^2(a x)/b term oscillates fast and large on "
+    "the inputs; even with the official clipping such a seed does not fit its training "
+    "genera within the book's epochs, and its error, counted against DRA, weighs on "
+    "DRA's mean over the seeds."
+)
 _SHOWS = (
     "What would show it: the paper's scale, genera up to 13 in training and 14 and above "
     "held out, where the factorial growth leaves low-order features behind (with the "
@@ -198,9 +206,9 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="ReLU, trained on the same data from the same seeds and batches",
         rests_on=("fits-training-genera",),
         gap=Gap(
-            f"{_SCALE} The paired difference between DRA and ReLU is then expected well "
-            "inside that seed-to-seed spread, which five seeds do not resolve; DRA was "
-            f"built for the factorial growth over 10^+-45 at g >= 14. {_SHOWS}"
+            f"{_SCALE} {_UNSTABLE} The paired difference between DRA and ReLU is then "
+            "expected inside that seed-to-seed spread, which five seeds do not resolve; DRA "
+            f"was built for the factorial growth over 10^+-45 at g >= 14. {_SHOWS}"
         ),
     ),
     # per seed: mean |L_1 residual| on the unseen genera, ridge minus DRA
@@ -216,6 +224,13 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="ridge regression on the input features, fitted on the same rows",
         rests_on=("fits-training-genera",),
+        gap=Gap(
+            f"{_SCALE} {_UNSTABLE} L_1 sets each prediction against those one genus "
+            "below and products of lower genera, so its residuals carry the networks' "
+            "extrapolation error, which grows with the genus, where the ridge's smooth "
+            "extrapolation stays close to the numbers at these genera: the ridge's "
+            f"residuals are expected below DRA's. {_SHOWS}"
+        ),
     ),
     # per seed: mean |L_1 residual| on the unseen genera, asymptotic minus DRA
     "virasoro-asymptotic": ClaimSpec(
@@ -229,6 +244,15 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="Aggarwal's asymptotic, a closed form of (g, n, d)",
         rests_on=("fits-training-genera",),
+        gap=Gap(
+            "Aggarwal's asymptotic is within a few hundredths of a nat of the numbers at "
+            "the unseen genera, with errors that vary slowly in g and n, so its L_1 "
+            "residuals are expected far below those of a network trained on genera up to "
+            f"7, whose extrapolation error is larger by an order of magnitude. {_UNSTABLE} "
+            "What would show it: a network whose error beyond its training genera falls "
+            "below the asymptotic's; at the paper's genera (14 and above) the asymptotic "
+            "is closer still, so the paper's scale makes this null harder, not easier."
+        ),
     ),
     # per seed: mean |L_1 residual| on the unseen genera, ReLU minus DRA
     "virasoro-dra": ClaimSpec(
@@ -238,6 +262,11 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0.0, why="no effect size is reported: any paired improvement"),
         control="ReLU's predictions, trained on the same data from the same seeds",
         rests_on=("fits-training-genera",),
+        gap=Gap(
+            f"{_UNSTABLE} The L_1 residuals carry each network's extrapolation error, "
+            "which varies from seed to seed by about as much as its size, so the paired "
+            f"difference between DRA and ReLU is expected inside that spread. {_SHOWS}"
+        ),
     ),
     # per DRA seed: Spearman over n (>= MIN_ROWS_PER_N unseen-genus rows) between the
     # window's width, calibrated on the training genera, and the width each n needs there
