@@ -170,7 +170,7 @@ PARAMETERS = {
         high=0.4,
     ),
     "noise_repeats": Param(
-        1000,
+        100,
         "with noise_std > 0: passes over the drawn training corners an epoch, each with "
         "fresh noise (official 1,000; validation repeats each corner 50 times)",
         low=1,
