@@ -85,7 +85,9 @@ ALL: tuple[Chapter, ...] = (
     Chapter("faithfulness", "Faithfulness of LLM explanations", _EXPLAIN, LM_BUDGET_S),
     Chapter("ai2tale", "AI2TALE: phishing-sentence localisation", _EXPLAIN, one_off_s=120),
     Chapter("selective", "Label smoothing and selective classification", _RELIABLE, one_off_s=540),
-    Chapter("enumerative", "Transformers for psi-class intersection numbers", _RELIABLE),
+    Chapter(
+        "enumerative", "Transformers for psi-class intersection numbers", _RELIABLE, one_off_s=180
+    ),
     Chapter("tgbseq", "TGB-Seq: temporal links with sequential dynamics", _GRAPHS, one_off_s=120),
     Chapter("kbg", "Knowledge Benchmark Graph for GNN design", _GRAPHS, one_off_s=120),
     Chapter("brainood", "BrainOOD: OOD-generalisable brain-network GNNs", _GRAPHS, one_off_s=300),
