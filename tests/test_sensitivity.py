@@ -10,7 +10,7 @@ from iclr25 import core, vision
 from iclr25.chapters import sensitivity
 from iclr25.core.claims import check_bound, check_registry
 
-EXPECTED_GAPS = {"language_lowest", "robustness_correlates", "sharpness_correlates"}
+EXPECTED_GAPS = {"language_lowest", "robustness_correlates"}
 """The claims whose gap is declared."""
 
 
