@@ -1,4 +1,5 @@
-"""SRO's figure: the fitted contraction factor against the sketch size."""
+"""SRO's figures: the estimation error against the number of features, and the fitted
+contraction factor against the sketch size."""
 
 from __future__ import annotations
 
