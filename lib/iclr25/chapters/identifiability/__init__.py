@@ -322,11 +322,11 @@ CLAIMS: dict[str, ClaimSpec] = {
         rests_on=BASIC,
         gap=Gap(
             "Decided on the least supported task ({measured}), where every gate's own "
-            "network must have more than one circuit at once. With about 30 networks per "
-            "task a share must reach about 0.7 before its Wilson interval clears one half, "
-            "and the interval of the least supported task reaches down to {low:.2f}. The "
-            "official code trains 100 networks per task (-p multi_seeds=100), which would "
-            "narrow every interval.",
+            "network must have more than one circuit at once. With multi_seeds networks "
+            "per task a share must lie well above one half before its Wilson interval "
+            "clears it, and the interval of the least supported task reaches down to "
+            "{low:.2f}. The official code trains 100 networks per task (-p "
+            "multi_seeds=100), which would narrow every interval.",
             after_run=True,
         ),
     ),
