@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from iclr25 import core, vision
 from iclr25.chapters import sensitivity
+from iclr25.chapters.sensitivity import grokking
 from iclr25.core.claims import check_bound, check_registry
 
 EXPECTED_GAPS = {"language_lowest", "robustness_correlates"}
@@ -333,6 +334,34 @@ def test_the_grokking_transformer_reads_only_the_equals_position():
     assert torch.allclose(model(ids), model.unembed(h[:, -1]), atol=1e-5)
 
 
+def test_grok_stops_after_generalising_and_its_log_is_the_full_runs_prefix(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICLR25_CACHE", str(tmp_path))
+    kwargs = dict(modulus=5, epochs=100, dim=16, every=10, device="cpu")
+    full = sensitivity.grok(**kwargs)
+    # a tiny run never generalises: every test accuracy counts as generalised instead
+    monkeypatch.setattr(grokking, "GENERALISED", 0.0)
+    short = sensitivity.grok(**kwargs, stop_after=25)
+    assert short["epoch"].tolist() == [0, 10, 20, 30]  # 25 rounded up to a logged epoch
+    for key, values in short.items():
+        assert torch.equal(values, full[key][: len(values)]), key
+    with pytest.raises(ValueError, match="stop_after >= 0"):
+        sensitivity.grok(**kwargs, stop_after=-1)
+
+
+def test_grokking_events_follow_their_definitions():
+    epoch = np.arange(0, 100, 10)
+    log = {
+        "epoch": epoch,
+        "train_acc": np.array([0.1, 0.5, 1, 1, 1, 1, 1, 1, 1, 1]),
+        "test_acc": np.array([0, 0, 0, 0, 0.5, 0.6, 0.8, 1, 1, 1]),
+        "sensitivity": np.array([9, 1, 2, 4, 4, 4, 1, 0, 0, 0.0]),
+    }
+    events = sensitivity.grokking_events(log, train_fraction=0.5, window=1)
+    # the initialisation's 9 is before memorising at 20; the peak is the first 4
+    assert events == {"memorised": 20, "peak": 30, "drop": 60, "jump": 60}
+    assert sensitivity.smoothed(np.array([0, 3, 0.0]), 3).tolist() == [1.5, 1.0, 1.5]
+
+
 def test_first_epoch():
     epochs, values = np.array([0, 10, 20, 30]), np.array([0.1, 0.6, 0.2, 0.9])
     assert sensitivity.first_epoch(epochs, values, 0.5, below=False) == 10
@@ -423,6 +452,10 @@ def test_figures_build_from_small_tables():
     log["epoch"] = np.arange(4)
     events = {"drop": 2, "jump": None}
     fig = sensitivity.grokking_figure(log, log["sensitivity"], events, 7, ("red", "blue"))
-    assert [t.name for t in fig.data][-1] == "train sensitivity (smoothed)"
-    assert fig.data[3].yaxis == "y2" and len(fig.layout.shapes) == 1
+    assert [t.name for t in fig.data][-2:] == ["train sensitivity (smoothed)", "drop"]
+    assert fig.data[3].yaxis == "y2" and list(fig.data[4].x) == [2, 2]
+    titled = sensitivity.grokking_figure(
+        log, log["sensitivity"], {"drop": float("nan")}, 7, ("red", "blue"), title="run 3"
+    )
+    assert len(titled.data) == 4 and titled.layout.title.text == "run 3"
     assert fig.layout.title.text == "Grokking a + b mod 7"

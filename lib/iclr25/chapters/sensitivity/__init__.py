@@ -54,12 +54,15 @@ from iclr25.chapters.sensitivity.figures import (
     robustness_figure,
 )
 from iclr25.chapters.sensitivity.grokking import (
+    GENERALISED,
     GROK_PAPER,
     OneLayerTransformer,
     first_epoch,
     grok,
     grok_settings,
+    grokking_events,
     modular_addition,
+    smoothed,
 )
 from iclr25.chapters.sensitivity.method import (
     CORRUPTIONS,

@@ -106,10 +106,11 @@ def grokking_figure(
     events: Mapping[str, int | None],
     modulus: int,
     colors: tuple[str, str],
+    title: str | None = None,
 ) -> go.Figure:
     """Train and test accuracy (left axis) and the training-set sensitivity, raw and
     smoothed (right axis), against the epoch of :func:`grok`'s ``log``; each event
-    ``label -> epoch`` that happened is a dashed vertical line.
+    ``label -> epoch`` that happened (not None or NaN) is a dashed vertical line.
 
     ``colors`` are the test accuracy's and the sensitivity's.
     """
@@ -137,9 +138,20 @@ def grokking_figure(
         secondary_y=True,
     )
     for label, at in events.items():
-        if at is not None:
-            fig.add_vline(x=at, line_dash="dash", line_color="gray", annotation_text=label)
+        if at is not None and not np.isnan(at):  # a trace, so that a slider can switch it
+            fig.add_scatter(
+                x=[at, at],
+                y=[0, 1.02],
+                mode="lines+text",
+                text=[None, label],
+                textposition="top center",
+                line=dict(dash="dash", color="gray"),
+                showlegend=False,
+                name=label,
+            )
     fig.update_yaxes(title_text="accuracy", range=[0, 1.02], secondary_y=False)
     fig.update_yaxes(title_text="sensitivity", secondary_y=True)
-    fig.update_layout(title=f"Grokking a + b mod {modulus}", xaxis_title="epoch", height=420)
+    fig.update_layout(
+        title=title or f"Grokking a + b mod {modulus}", xaxis_title="epoch", height=420
+    )
     return fig

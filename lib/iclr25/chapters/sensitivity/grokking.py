@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -69,6 +70,10 @@ def modular_addition(modulus: int, train_fraction: float, seed: int = 0) -> dict
     }
 
 
+GENERALISED = 0.99
+"""Test accuracy at which a grokking run has generalised (``stop_after`` counts from
+it)."""
+
 ADAMW_BETAS = (0.9, 0.999)
 """AdamW's betas in the official notebook (torch's defaults, not passed there)."""
 
@@ -99,6 +104,7 @@ def _grok_config(**kwargs: Any) -> dict[str, Any]:
         sigma=0.1,
         every=20,
         repeats=5,
+        stop_after=None,
         seed=0,
     )
     unknown = set(kwargs) - set(config) - {"device"}
@@ -120,6 +126,7 @@ def grok(
     sigma: float = 0.1,
     every: int = 20,
     repeats: int = 5,
+    stop_after: int | None = None,
     seed: int = 0,
     device: str | torch.device = "cpu",
 ) -> dict[str, torch.Tensor]:
@@ -127,8 +134,12 @@ def grok(
     notebook's) on modular addition, logging every
     ``every`` epochs the train and test accuracy and the training-set sensitivity: as in
     the official code, noise of std ``sigma`` on the embeddings of a and b together,
-    here ``repeats`` draws. Runs on ``device`` (``"auto"``: a GPU when one exists);
-    cached by its other arguments, so a run made on a GPU serves a CPU build.
+    here ``repeats`` draws. With ``stop_after``, training ends that many epochs after
+    the first logged test accuracy of :data:`GENERALISED`, rounded up to a logged
+    epoch (or at ``epochs``): the
+    official notebook trains for all its epochs, which adds nothing once the model has
+    generalised. Runs on ``device`` (``"auto"``: a GPU when one exists); cached by its
+    other arguments, so a run made on a GPU serves a CPU build.
 
     Returns tensors ``epoch``, ``train_acc``, ``test_acc``, ``sensitivity``.
     """
@@ -143,8 +154,11 @@ def grok(
         sigma=sigma,
         every=every,
         repeats=repeats,
+        stop_after=stop_after,
         seed=seed,
     )
+    if stop_after is not None and stop_after < 0:
+        raise ValueError(f"grok() needs stop_after >= 0 or None, got {stop_after!r}")
     where = core.get_device(device) if isinstance(device, str) else device
 
     def run() -> dict[str, torch.Tensor]:
@@ -161,6 +175,7 @@ def grok(
             "test_acc": [],
             "sensitivity": [],
         }
+        end = epochs
         with core.threads(1):
             for epoch in range(epochs + 1):
                 if epoch % every == 0:
@@ -182,7 +197,9 @@ def grok(
                             )
                         )
                     model.train()
-                if epoch == epochs:
+                    if stop_after is not None and log["test_acc"][-1] >= GENERALISED:
+                        end = min(end, epoch + -(-stop_after // every) * every)
+                if epoch >= end:
                     break
                 optimiser.zero_grad()
                 F.cross_entropy(model(data["train_x"]), data["train_y"]).backward()
@@ -201,3 +218,35 @@ def first_epoch(
     hit = (values < threshold) if below else (values >= threshold)
     hit &= epochs >= after
     return int(epochs[np.argmax(hit)]) if hit.any() else None
+
+
+def grokking_events(
+    log: Mapping[str, np.ndarray], train_fraction: float, window: int = 5
+) -> dict[str, int | None]:
+    """The events of one :func:`grok` run, each a logged epoch (None if it never
+    happens):
+
+    - ``memorised``: the training accuracy first reaches 0.99;
+    - ``peak``: the smoothed sensitivity (a centred mean over ``window`` logged points)
+      is highest, from ``memorised`` on (not the random initialisation's);
+    - ``drop``: the smoothed sensitivity is first back below half that peak, after it;
+    - ``jump``: the test accuracy first reaches ``(1 + train_fraction) / 2``, halfway
+      from the training share to 1 (a model that memorises the training pairs and
+      learns only that a + b = b + a gets that share of test pairs right).
+    """
+    epoch = np.asarray(log["epoch"])
+    smooth = smoothed(log["sensitivity"], window)
+    memorised = first_epoch(epoch, log["train_acc"], 0.99, below=False)
+    since = epoch >= (memorised or 0)
+    peak = int(epoch[since][np.argmax(smooth[since])])
+    drop = first_epoch(epoch, smooth, smooth[since].max() / 2, below=True, after=peak)
+    halfway = (1 + train_fraction) / 2
+    jump = first_epoch(epoch, log["test_acc"], halfway, below=False)
+    return {"memorised": memorised, "peak": peak, "drop": drop, "jump": jump}
+
+
+def smoothed(values: np.ndarray, window: int = 5) -> np.ndarray:
+    """The centred moving mean over ``window`` logged points (fewer at the ends)."""
+    return (
+        pd.Series(np.asarray(values)).rolling(window, center=True, min_periods=1).mean().to_numpy()
+    )
