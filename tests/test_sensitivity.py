@@ -383,7 +383,8 @@ def test_claim_rules_setup_claims_and_declared_gaps():
     assert claims["language_lowest"].rests_on == ("text_matched",)
     gaps = {cid for cid, spec in claims.items() if spec.gap is not None}
     assert gaps == EXPECTED_GAPS
-    assert not claims["grokking_drop_first"].rule(float("nan"))
+    assert claims["grokking_drop_first"].rule.decide(float("nan"), float("nan")) == "inconclusive"
+    assert claims["grokking_drop_first"].rule.decide(20.0, 400.0) == "holds"
     groks = claims["grokking_groks"].rule
     assert check_bound(groks, {"final test acc": 0.95, "jump / memorised epoch": 2.0})
     assert not check_bound(groks, {"final test acc": 0.95, "jump / memorised epoch": 1.5})
