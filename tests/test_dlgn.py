@@ -179,11 +179,59 @@ def test_dlgn_split_builds_a_tree_on_a_small_problem():
     d = dlgn.oblique_tree(dim=2, depth=1, n=600, margin=0.02, seed=0)
     x, y, xt, yt = d.split()
     split = dlgn.dlgn_split(
-        width=8, depth=2, beta=4.0, epochs=30, lr=0.01, seed=0, eps=0.2, min_samples=3
+        width=8,
+        depth=2,
+        beta=4.0,
+        epochs=30,
+        lr=0.01,
+        seed=0,
+        eps=0.2,
+        eps_below=0.3,
+        min_samples=3,
     )
     built = dlgn.build_tree(x, y, split, depth=1, min_points=5)
     assert built.how[0] in ("cluster", "logistic")
     assert (built.predict(xt) == yt).mean() > 0.9
+
+
+def test_fit_best_keeps_the_epoch_with_the_fewest_validation_errors():
+    d = dlgn.oblique_tree(dim=2, depth=1, n=400, margin=0.02, seed=0)
+    x, y, xv, yv = d.split()
+    seen = []
+
+    def record(epoch, net):
+        seen.append(int((dlgn.predict(net, xv) != yv).sum()))
+
+    recipe = dict(epochs=8, lr=0.05, batch_size=32, seed=0)
+    torch.manual_seed(0)
+    dlgn.fit(dlgn.DLGN(2, 4, 2), x, y, on_epoch=record, **recipe)
+    torch.manual_seed(0)
+    best = dlgn.fit_best(dlgn.DLGN(2, 4, 2), x, y, xv, yv, **recipe)
+    assert int((dlgn.predict(best, xv) != yv).sum()) == min(seen)
+
+
+def test_truncating_a_tree_is_building_it_with_that_cap(data):
+    """BuildTree's splits above the cap do not depend on it, so the deep tree cut at
+    depth d predicts as the tree built to depth d."""
+    found = dlgn.true_gate_split(data.tree, eps=0.2, min_samples=6)
+    deep = dlgn.build_tree(data.x, data.y, found, depth=5, min_points=20)
+    for depth in (1, 2, 3):
+        capped = dlgn.build_tree(data.x, data.y, found, depth=depth, min_points=20)
+        cut = dlgn.truncated(deep, depth, data.x, data.y)
+        assert cut.how == capped.how
+        np.testing.assert_array_equal(cut.predict(data.x), capped.predict(data.x))
+    with pytest.raises(ParameterError, match="cannot cut a tree of depth 5 at depth 6"):
+        dlgn.truncated(deep, 6, data.x, data.y)
+
+
+def test_depth_on_validation_picks_the_most_accurate_cut(data):
+    def own(x, y, k):  # each node's own hyperplane: the labelling tree at depth 3
+        return data.tree.normals[k % 7], float(data.tree.biases[k % 7]), "cluster"
+
+    deep = dlgn.build_tree(data.x, data.y, own, depth=4, min_points=1)
+    chosen = dlgn.depth_on_validation(deep, data.x, data.y, data.x, data.y)
+    assert len(chosen.leaves) == 2**3  # the shallowest cut that is exact
+    np.testing.assert_array_equal(chosen.predict(data.x), data.y)
 
 
 def test_tuned_picks_a_setting_of_the_authors_grid():

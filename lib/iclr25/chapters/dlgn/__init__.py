@@ -67,8 +67,10 @@ from iclr25.chapters.dlgn.method import (
     accuracy,
     baselines,
     build_tree,
+    depth_on_validation,
     dlgn_split,
     fit,
+    fit_best,
     gate_distances,
     hyperplanes,
     largest_cluster_center,
@@ -80,6 +82,7 @@ from iclr25.chapters.dlgn.method import (
     tabular_run,
     train_on_tree,
     true_gate_split,
+    truncated,
     tuned,
 )
 from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param

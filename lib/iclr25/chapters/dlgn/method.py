@@ -5,6 +5,7 @@ scikit-learn baselines."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -141,6 +142,29 @@ def fit(
     return model
 
 
+def fit_best(
+    model: nn.Module,
+    x: np.ndarray,
+    y: np.ndarray,
+    x_val: np.ndarray,
+    y_val: np.ndarray,
+    **recipe,
+) -> nn.Module:
+    """:func:`fit` (``recipe``: its keyword arguments), returning the model of the
+    epoch (0 included) with the fewest errors on ``(x_val, y_val)``, the earliest of
+    equals: the authors' best-validation selection."""
+    best: dict = {}
+
+    def keep(epoch: int, net: nn.Module) -> None:
+        errors = int((predict(net, x_val) != np.asarray(y_val)).sum())
+        if not best or errors < best["errors"]:
+            best.update(errors=errors, state=copy.deepcopy(net.state_dict()))
+
+    fit(model, x, y, on_epoch=keep, **recipe)
+    model.load_state_dict(best["state"])
+    return model.eval()
+
+
 def accuracy(model: nn.Module, x: np.ndarray, y: np.ndarray) -> float:
     return float((predict(model, x) == np.asarray(y)).mean())
 
@@ -209,6 +233,39 @@ class ExtractedTree:
             side = np.einsum("nd,nd->n", x, self.a[node]) + self.c[node]
             node = 2 * node + 1 + (side > 0)
         return self.leaves[node - len(self.c)]
+
+
+def truncated(tree: ExtractedTree, depth: int, x: np.ndarray, y: np.ndarray) -> ExtractedTree:
+    """``tree`` cut at ``depth`` levels, each new leaf labelled by the majority of the
+    points of ``(x, y)`` (its training points) that reach it: the tree that BuildTree
+    builds with that depth cap, since no split depends on the cap below it. A new leaf
+    that no point reaches lies under a leaf of BuildTree's, and keeps its label."""
+    check_setting(depth=depth)
+    full = int(np.log2(len(tree.leaves)))
+    if depth > full:
+        raise ParameterError(f"cannot cut a tree of depth {full} at depth {depth}")
+    n_nodes, x = 2**depth - 1, np.asarray(x, dtype=float)
+    node = np.zeros(len(x), dtype=np.int64)
+    for _ in range(depth):
+        node = 2 * node + 1 + (np.einsum("nd,nd->n", x, tree.a[node]) + tree.c[node] > 0)
+    counts = np.bincount(node - n_nodes, minlength=2**depth)
+    ones = np.bincount(node - n_nodes, weights=np.asarray(y, dtype=float), minlength=2**depth)
+    below = 2 ** (full - depth)  # leaves of the full tree under each new leaf
+    kept = tree.leaves[::below]
+    leaves = np.where(counts > 0, 2 * ones > counts, kept).astype(np.int64)
+    return ExtractedTree(tree.a[:n_nodes], tree.c[:n_nodes], tree.how[:n_nodes], leaves)
+
+
+def depth_on_validation(
+    tree: ExtractedTree, x: np.ndarray, y: np.ndarray, x_val: np.ndarray, y_val: np.ndarray
+) -> ExtractedTree:
+    """The paper's choice of the depth cap on a validation split: ``tree`` (built on
+    ``(x, y)`` with the largest cap) cut at the depth whose tree is the most accurate
+    on ``(x_val, y_val)``, the shallowest of equals."""
+    full = int(np.log2(len(tree.leaves)))
+    cuts = [truncated(tree, d, x, y) for d in range(1, full + 1)]
+    scores = [float((t.predict(x_val) == np.asarray(y_val)).mean()) for t in cuts]
+    return cuts[int(np.argmax(scores))]
 
 
 Split = Callable[[np.ndarray, np.ndarray, int], tuple[np.ndarray, float, str]]
@@ -305,25 +362,35 @@ def dlgn_split(
     lr: float,
     seed: int,
     eps: float,
+    eps_below: float,
     min_samples: int,
-    root: DLGN | None = None,
+    held_out: float = 0.1,
 ) -> Split:
     """DLGN-DT's DiscontHyperplane (Algorithm 2): train a DLGN on the node's points
-    (TrainDLGN: Adam, ten batches an epoch, seed + node index; ``root``, if given,
-    is the DLGN already trained on all the points), take its gates as hyperplanes
-    (GateHyperplanes, Algorithm 3: :func:`hyperplanes`), and split on the centre of
-    their largest cluster (:func:`largest_cluster_center`), or on
+    (TrainDLGN: Adam, ten batches an epoch, seed + node index, keeping the epoch
+    with the fewest errors on the last ``held_out`` of the node's points), take its
+    gates as hyperplanes (GateHyperplanes, Algorithm 3: :func:`hyperplanes`), and
+    split on the centre of their largest cluster (:func:`largest_cluster_center`,
+    radius ``eps`` at the root and ``eps_below`` elsewhere), or on
     :func:`logistic_hyperplane` where there is no cluster."""
 
     def split(x: np.ndarray, y: np.ndarray, k: int) -> tuple[np.ndarray, float, str]:
-        if k == 0 and root is not None:
-            model = root
-        else:
-            torch.manual_seed(seed + k)
-            model = DLGN(x.shape[1], width, depth, beta)
-            batch = -(-len(y) // 10)
-            fit(model, x, y, epochs=epochs, lr=lr, batch_size=batch, seed=seed + k)
-        return cluster_or_fallback(*hyperplanes(model), x, y, eps, min_samples)
+        torch.manual_seed(seed + k)
+        model = DLGN(x.shape[1], width, depth, beta)
+        cut = len(y) - max(1, int(held_out * len(y)))
+        model = fit_best(
+            model,
+            x[:cut],
+            y[:cut],
+            x[cut:],
+            y[cut:],
+            epochs=epochs,
+            lr=lr,
+            batch_size=-(-cut // 10),
+            seed=seed + k,
+        )
+        radius = eps if k == 0 else eps_below
+        return cluster_or_fallback(*hyperplanes(model), x, y, radius, min_samples)
 
     return split
 
@@ -424,7 +491,8 @@ def tabular_run(
 ) -> dict[str, float]:
     """Test accuracy on table ``name`` (split ``seed``) of the DLGN, the ReLU MLP of the
     same width and depth (each trained for about ``steps`` Adam steps, whole epochs),
-    and the scikit-learn baselines."""
+    and the scikit-learn baselines, CART chosen over the authors' grid on the
+    validation split (:func:`tuned`) and refitted on training and validation."""
     table = load_table(name, seed)
     x, y = table.train.x.numpy(), table.train.y.numpy()
     epochs = -(-steps // -(-len(y) // batch_size))
@@ -436,7 +504,17 @@ def tabular_run(
         fit(model, x, y, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
         found[kind] = accuracy(model, xt, yt)
     for kind, model in baselines(seed).items():
-        found[kind] = float(model.fit(x, y).score(xt, yt))
+        if kind != "CART":
+            found[kind] = float(model.fit(x, y).score(xt, yt))
+    xv, yv = table.val.x.numpy(), table.val.y.numpy()
+    cart, _ = tuned(
+        "CART",
+        np.vstack([x, xv]),
+        np.concatenate([y, yv]),
+        seed,
+        val_fraction=len(yv) / (len(y) + len(yv)),
+    )
+    found["CART"] = float(cart.score(xt, yt))
     return found
 
 
