@@ -112,7 +112,6 @@ UNDER_REPLICATED = {
                  "reconstruction_helps"},
     "debias": {"typeI-gap", "strategy-I-reduces", "strategy-II-reduces",
                "strategy-III-reduces", "combined-best", "accuracy-kept"},
-    "dlgn": {"beats_svm", "beats_cart", "beats_forest", "beats_boosting", "truth_recovered"},
     "faithfulness": {"ce-accurate", "identity-seen", "detects-hiding"},
     "hyperdas": {"beats-noop", "hyperdas-matches", "hyperdas-locates", "hard-vs-soft",
                  "sparsity"},

@@ -85,7 +85,7 @@ from iclr25.chapters.dlgn.method import (
     truncated,
     tuned,
 )
-from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
+from iclr25.core import Bound, ClaimSpec, Margin, Param
 
 # ---------------------------------------------------------------------------
 # The chapter's parameters
@@ -105,10 +105,30 @@ PARAMETERS = {
     "batch_size": Param(
         400, "minibatch on the tree data (a tenth of the training split, as the authors)", low=1
     ),
+    "runs": Param(
+        5,
+        "training runs on the tree data, each its own tree, points and initialisation "
+        "(seeds seed .. seed + runs - 1)",
+        low=1,
+        high=20,
+    ),
     "cluster_eps": Param(
-        0.2, "DBSCAN radius of DLGN-DT's gate clusters (authors' grid 0.1-0.3)", low=1e-3, high=2.0
+        0.2,
+        "DBSCAN radius of DLGN-DT's gate clusters at the root (authors' grid 0.1-0.3)",
+        low=1e-3,
+        high=2.0,
+    ),
+    "cluster_eps_below": Param(
+        0.3, "DBSCAN radius of DLGN-DT's gate clusters below the root", low=1e-3, high=2.0
     ),
     "cluster_min": Param(6, "gates DBSCAN needs around a core gate (DLGN-DT)", low=1, high=1000),
+    "dt_width": Param(
+        200,
+        "width of DLGN-DT's per-node DLGNs (the reference's 200; the authors' notebook 500)",
+        low=1,
+        high=1024,
+    ),
+    "dt_epochs": Param(256, "epochs of each DLGN-DT node's DLGN (the authors' 256)", low=1),
     "tab_steps": Param(1000, "Adam steps per model on each tabular set", low=1),
     "tab_seeds": Param(5, "seeds (splits and initialisations) per tabular set", low=1),
     "tab_lr": Param(0.001, "Adam learning rate on the tabular sets", low=1e-6, high=1.0),
@@ -120,7 +140,16 @@ PARAMETERS = {
 }
 """The chapter's parameters: the notebook's parameters cell repeats these defaults."""
 
-SMOKE = {"n": 500, "epochs": 2, "sweep_epochs": 2, "tab_steps": 20, "tab_seeds": 1}
+SMOKE = {
+    "n": 500,
+    "epochs": 2,
+    "sweep_epochs": 2,
+    "tab_steps": 20,
+    "tab_seeds": 1,
+    "runs": 2,
+    "dt_width": 8,
+    "dt_epochs": 2,
+}
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
 BETAS = (1.0, 2.0, 4.0, 8.0, 16.0)
@@ -133,6 +162,14 @@ BETAS = (1.0, 2.0, 4.0, 8.0, 16.0)
 PLACEBO_SEED = 1
 """The placebo tree is the generator's tree at seed + PLACEBO_SEED (another tree)."""
 
+DT_RECIPE = {"depth": 3, "beta": 3.0, "lr": 1e-3}
+"""DLGN-DT's per-node DLGN in the authors' DLGN-DT notebook: three layers, beta 3, Adam at
+learning rate 0.001 (its width is ``dt_width``, its epochs ``dt_epochs``)."""
+
+DEPTH_CAP = 6
+"""The deepest tree DLGN-DT and the ideal-gate check build; the depth is then chosen on a
+validation part of the training split (the paper chooses it on validation, up to 10)."""
+
 TRUTH_TREES = 8
 """Trees of the book's generator (seeds seed .. seed + 7) on which DLGN-DT is given the
 tree's own hyperplanes as gates (the setup claim truth_recovered)."""
@@ -141,7 +178,10 @@ MIN_SHARE = 0.01
 """BuildTree's "large": a node is split only if it holds at least this share of the
 training points (the authors' min_samples_split, 1% of the training set)."""
 
-_VS = "DLGN test accuracy minus {}, in points, paired over the test points"
+_VS = (
+    "DLGN test accuracy minus {}, in points, paired by run (each run its own tree, "
+    "points and initialisation), t interval over the runs"
+)
 _SVM_WHY = "5 points of test accuracy"
 
 CLAIMS: dict[str, ClaimSpec] = {
@@ -177,64 +217,69 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0.0, why="any gain over the ensemble; no paper figure"),
         control="scikit-learn's histogram gradient boosting; " + _VS.format("gradient boosting's"),
     ),
-    # every node's closest gate at most half as far after training as at init,
-    # the median trained distance <= 0.15, and at most half the placebo's
+    # in every run, every node's closest gate at most half as far after training as
+    # at init and the median trained distance <= 0.15 (the largest over runs); the
+    # ratio to the placebo's median at most 0.5 at the upper end of its 95% interval
+    # over runs
     "gates_move": ClaimSpec(
-        "Training brings a DLGN gate onto every tree hyperplane: each node's "
-        "closest-gate distance at least halves, median <= 0.15, and at most half "
-        "that of a DLGN trained on another tree's labels",
+        "Training brings a DLGN gate onto every tree hyperplane: in every run each "
+        "node's closest-gate distance at least halves and the median is <= 0.15, and "
+        "it is at most half that of a DLGN trained on another tree's labels (95% "
+        "upper end over runs)",
         paper="the paper's distance table (100-d sphere, depth-4 tree, DLGN of 4 "
         "layers of 20): each node's closest gate at 1.17-1.28 at initialisation, "
         "0.05-0.10 after training",
         rule={
             "max_ratio": Bound(le=0.5),
             "median_trained": Bound(le=0.15),
-            "placebo_ratio": Bound(le=0.5),
+            "placebo_ratio_high": Bound(le=0.5),
         },
         control="the same DLGN's gates at initialisation (random hyperplanes); a "
         "placebo DLGN trained the same way on the same points labelled by another "
         "tree of the generator, its gates measured against this tree "
-        "(placebo_ratio: median trained distance over the placebo's); the median "
-        "against a fixed 0.15",
+        "(placebo_ratio_high: the upper end of the 95% t interval over runs of the "
+        "median trained distance over the placebo's); the median against a fixed 0.15",
     ),
     "truth_recovered": ClaimSpec(
         "Given a tree's own hyperplanes as the gates, each repeated as often as the "
-        "label jumps across it among a node's points, DLGN-DT rebuilds the tree (test "
-        "accuracy >= 0.99) on most trees of the generator",
+        "label jumps across it among a node's points, DLGN-DT with its depth chosen on "
+        "validation rebuilds the tree (test accuracy >= 0.99) on most trees of the "
+        "generator",
         kind="setup",
         rule=Margin(
             above=0.5,
             why="an extraction that misses most trees from their own hyperplanes cannot "
             "be credited with reading a DLGN",
         ),
-        control="the share of TRUTH_TREES = 8 trees (seeds seed .. seed + 7) "
-        "rebuilt, Wilson interval, against one half; the gates follow the paper's "
-        "principle that label discontinuities attract gates in proportion to their "
-        "scope (discontinuity_scope), in place of a trained DLGN's",
-        gap=Gap(
-            "With alternating leaves the paper's principle cannot order the last two "
-            "levels. In the region of a node whose children are at the bottom level, "
-            "crossing the node's own hyperplane flips the label on about half of its "
-            "section (where its two children disagree), while crossing a child's "
-            "hyperplane flips it on all of that child's section, which is about half "
-            "as large: the two scopes tie, the largest cluster of ideal gates lands on "
-            "a child's hyperplane about as often as on the node's own, and a tree "
-            "capped at the labelling tree's depth cannot repair that split below. The "
-            "root, whose scope is about twice any other's, should be found; the level "
-            "above the leaves should be misordered in most trees. What would show the "
-            "claim: a deeper cap (the paper chooses the depth on a validation split, "
-            "up to ten levels), so that a misordered split can be repaired below it."
-        ),
+        control="the share of TRUTH_TREES = 8 trees (seeds seed .. seed + 7, each an "
+        "independent draw of the generator: the runs) rebuilt, Wilson interval, against "
+        "one half; the gates follow the paper's principle that label discontinuities "
+        "attract gates in proportion to their scope (discontinuity_scope), in place of a "
+        "trained DLGN's",
     ),
-    # DLGN-DT's test accuracy, and its margin over CART of equal depth
+    # DLGN-DT's test accuracy over runs, against 0.90
     "extracted_tree": ClaimSpec(
         "DLGN-DT (a DLGN trained at each node, split on the centre of the largest "
-        "cluster of its gates) builds a tree of depth tree_depth that is accurate "
-        "(>= 0.90) and at least as accurate as CART of the same depth",
+        "cluster of its gates, depth chosen on validation) builds an accurate tree "
+        "(test accuracy above 0.90, mean over runs)",
         paper="the paper's table of COB-ODT accuracies, data set SDI (20-d, "
-        "depth-4 tree): DLGN-DT 93.1% test accuracy, tuned CART 57.3%",
-        rule={"accuracy": Bound(ge=0.90), "vs_cart_same_depth": Bound(ge=0.0)},
-        control="CART of depth tree_depth on the same split; the accuracy against a fixed 0.90",
+        "depth-4 tree): DLGN-DT 93.1% test accuracy",
+        rule=Margin(
+            above=0.90,
+            why="the bound fixed for this chapter, three points under the paper's 93.1%",
+        ),
+        control="a fixed 0.90; t interval over the runs (each its own tree, points and "
+        "initialisations)",
+        rests_on=("truth_recovered",),
+    ),
+    # DLGN-DT minus CART of the depth DLGN-DT chose, paired by run
+    "extracted_beats_cart": ClaimSpec(
+        "DLGN-DT's tree is more accurate than CART's of the same depth (paired by run)",
+        paper="the paper's table of COB-ODT accuracies, data set SDI: DLGN-DT 93.1%, "
+        "tuned CART 57.3%",
+        rule=Margin(above=0.0, why="the paper states the ordering; any gain counts"),
+        control="CART of the depth DLGN-DT chose, fitted on the same points; "
+        "test-accuracy difference in points, t interval over the runs",
         rests_on=("truth_recovered",),
     ),
     # sets (of 4) where the DLGN is within 2 points of the ReLU MLP, and where it is
@@ -245,7 +290,8 @@ CLAIMS: dict[str, ClaimSpec] = {
         paper="table not retrieved; the paper reports the DLGN competitive with "
         "ReLU networks and tree learners on real tabular data",
         rule={"near_mlp": Bound(ge=3), "beats_cart": Bound(ge=4)},
-        control="a ReLU MLP of the same width and depth, and CART, on the same splits and seeds",
+        control="a ReLU MLP of the same width and depth, and CART chosen over the "
+        "authors' grid on the validation split, on the same splits and seeds",
     ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the
