@@ -117,13 +117,6 @@ smol = llm.load_model("smollm2-135m", p.torch_device)
 print(f"SmolLM2 loaded in {time.perf_counter() - start:.1f} s: "
       f"{smol.n_layers} layers, {smol.n_heads} heads, d_model {smol.d_model}")
 
-
-# %%
-start = time.perf_counter()
-smol = llm.load_model("smollm2-135m", p.torch_device)
-print(f"SmolLM2 loaded in {time.perf_counter() - start:.1f} s: "
-      f"{smol.n_layers} layers, {smol.n_heads} heads, d_model {smol.d_model}")
-
 # %% [markdown]
 # Each task scored on the same items: Colors with A/B in both templates, with Q/Z in
 # the official one, and cloze; capitals (four options) in the official template and
