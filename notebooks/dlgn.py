@@ -466,7 +466,8 @@ def dt_row(s):
             "CART same depth": cart.fit(xf, yf).score(xt, yt)}
 
 
-dt = pd.DataFrame({s: dt_row(s) for s in RUNS}).T.rename_axis("run (seed)")
+dt = pd.DataFrame.from_dict({s: dt_row(s) for s in RUNS}, orient="index")
+dt = dt.rename_axis("run (seed)")
 first = trees[p.seed]
 off = dlgn.plane_distances(first.a, first.c, DATA[p.seed].tree).min(1)
 for k, how in enumerate(first.how):
