@@ -345,6 +345,17 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0, why=AHEAD),
         control="the epoch of the test-accuracy jump in the same run",
         rests_on=("grokking_groks",),
+        gap=Gap(
+            "Over {n} grokking runs the sensitivity drop leads the test-accuracy jump by "
+            "{estimate:.0f} epochs on average, [{low:.0f}, {high:.0f}]: the interval "
+            "contains 0. The lead varies between runs by more than its mean, and where "
+            "the smoothed sensitivity is higher at the jump than when the model memorised "
+            "(the table of the three moments gives both, run by run), the solution that "
+            "generalises is itself the more sensitive one and the drop can only follow "
+            "the jump. The paper's figure is one run at p = 113. What would decide it: "
+            "more runs, or the paper's run (grok_setting='paper') at several seeds.",
+            after_run=True,
+        ),
     ),
 }
 """Claim id -> what the claim says, what decides it and what it is measured against."""
