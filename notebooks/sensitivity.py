@@ -538,7 +538,7 @@ events.index.name = "seed"
 print(f"grokking runs: {p.grok_setting} (p = {grok_args['modulus']}, "
       f"{grok_args['train_fraction']:.0%} of the pairs, learning rate "
       f"{grok_args['lr']:g}, at most {grok_args['epochs']} epochs)")
-print(events.to_string())
+print(events.round(3).to_string())
 
 # %% [markdown]
 # The figure shows one run; the slider picks its seed. The dashed lines mark
