@@ -76,11 +76,22 @@ def test_closure_raises_clustering_and_sizes_are_equal():
         nxg = to_networkx(Data(edge_index=g.edge_index, num_nodes=g.n), to_undirected=True)
         clustering.append(nx.average_clustering(nxg))
     assert clustering[1] > clustering[0] + 0.05
-    assert len(kbg.SUITE) == 24 and len(set(kbg.NAMES)) == 24
+
+
+def test_suite_draws_its_knobs_at_the_seed():
+    suite = kbg.draw_suite(0)
+    assert [s.name for s in suite] == list(kbg.NAMES) and len(suite) == kbg.SUITE_SIZE == 48
+    assert suite == kbg.draw_suite(0) and suite != kbg.draw_suite(1000)
+    for s in suite:
+        assert 0.1 <= s.homophily <= 0.9 and 2 <= s.degree <= 12 and 2 <= s.classes <= 6
+        assert s.tail >= 1.5 and s.closure == pytest.approx(kbg.closure_for(s.homophily), abs=1e-3)
+    assert (
+        kbg.closure_for(0.15) == 0 and kbg.closure_for(0.5) == 0.25 and kbg.closure_for(0.9) == 0.5
+    )
 
 
 def test_every_generator_gives_a_split_graph():
-    for spec in kbg.SUITE:
+    for spec in kbg.draw_suite(0):
         g = kbg.make_graph(spec, 120, seed=0)
         assert (g.train.int() + g.val.int() + g.test.int() == 1).all()
         assert g.x.shape == (g.n, kbg.FEATURES) and g.edge_index.max() < g.n
@@ -204,6 +215,44 @@ def test_local_recommendation_follows_the_official_score():
     assert list(rec["score"]) == [1.0, 0.5, 0.5, 0.0]
 
 
+def test_global_recommendation_follows_the_official_score():
+    nb = pd.DataFrame({"dataset": ["a", "b"], "similarity": [1.0, 0.5]})
+    facts = pd.DataFrame(
+        {
+            "dataset": ["a", "a", "b", "b"],
+            "arch": ["x", "y", "x", "y"],
+            "value": [0.8, 0.4, 0.2, 1.0],
+        }
+    )
+    # perf_score on a: x (0.8 + 1 + 1) / 3, y (0.4 + 0.5 + 0.5) / 3; on b: x (0.2 + 0.5
+    # + 0.2) / 3, y (1 + 1 + 1) / 3; weighted mean: x (2.8 + 0.45) / 6, y (1.4 + 1.5) / 6
+    rec = kbg.recommend_global(nb, facts)
+    assert list(rec["arch"]) == ["x", "y"]
+    np.testing.assert_allclose(rec["weighted_score"], [3.25 / 6, 2.9 / 6])
+
+
+def test_leave_one_out_reads_the_global_style_at_k(tmp_path, values):
+    store = _store(tmp_path, _bench(values))
+    table = pd.Series(values).unstack()
+    loo = kbg.leave_one_out(store, table, top_k=3, top_models=2, w=1.0, activation="power")
+    got = loo[loo["method"] == "KBG global"].set_index("dataset")["arch"]
+    for held in table.index:
+        sources = [d for d in table.index if d != held]
+        want = kbg.recommend(
+            store, held, sources, top_k=kbg.GLOBAL_K, activation="power", style="global"
+        )
+        assert got[held] == want["arch"].iloc[0]
+    assert set(loo["method"]) == {
+        "KBG global",
+        "KBG local",
+        "KBG local, PageRank",
+        "oracle",
+        "global best",
+        "random",
+    }
+    store.close()
+
+
 def test_percentile_and_pagerank():
     values = pd.Series({"a": 0.1, "b": 0.5, "c": 0.9})
     assert [kbg.percentile(values, k) for k in "abc"] == [0.0, 50.0, 100.0]
@@ -240,14 +289,16 @@ def test_bad_input_gives_one_line_errors(tmp_path, values):
 
 def test_training_learns_and_the_space_has_81_architectures():
     assert len(kbg.architectures(kbg.OPS)) == 81
-    graph = kbg.make_graph(kbg.SUITE[kbg.NAMES.index("h85-d10-flat-c5")], 200, seed=0)
+    graph = kbg.make_graph(
+        kbg.Spec("x", classes=5, degree=10.0, homophily=0.85, closure=0.5), 400, seed=0
+    )
     for arch in ("gcn-sage", "cheb-arma", "graph-gin", "gat-skip", "fc-fc"):
         r = kbg.train_architecture(graph, arch, epochs=30)
         assert r["value"] > 1.5 / graph.classes  # well above chance
 
 
 def test_description_is_label_free():
-    graph = kbg.make_graph(kbg.SUITE[0], 120, seed=0)
+    graph = kbg.make_graph(kbg.draw_suite(0)[0], 120, seed=0)
     first = kbg.describe(graph)
     graph.y = graph.y[np.random.default_rng(0).permutation(graph.n)]
     assert kbg.describe(graph) == first

@@ -4,7 +4,7 @@ Node tables Dataset, Architecture and Op and relation tables PERFORMANCE, USES a
 SIMILAR (``SCHEMA``), the two Cypher queries a recommendation reads (``FACTS_QUERY``,
 ``NEIGHBOURS_QUERY``), the :class:`Store` that runs them, and the benchmark run whose
 facts it holds (``run_benchmark``), written once into a cached folder
-(``build_store``, ``open_store``).
+(``build_store``, ``open_store``), and its networkx view (``networkx_view``).
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ from iclr25 import core
 from iclr25.chapters.kbg.method import (
     ACTIVATIONS,
     CATEGORICAL,
-    NAMES,
     SIM_WEIGHTS,
-    SUITE,
     DatasetDescription,
     architectures,
     describe,
     description_frame,
+    draw_suite,
     edge_homophily,
     make_graph,
     similarity_matrix,
@@ -245,9 +244,10 @@ def run_benchmark(
     archs = architectures(ops)
     facts: dict[str, list] = {k: [] for k in ("dataset", "arch", "value", "val", "seed", "seconds")}
     descriptions, homophily = {}, {}
+    specs = {s.name: s for s in draw_suite(seed)}
     with core.threads(1):
         for name in tqdm(names, desc="datasets", disable=not progress):
-            graph = make_graph(SUITE[NAMES.index(name)], nodes, seed)
+            graph = make_graph(specs[name], nodes, seed)
             descriptions[name] = asdict(describe(graph, seed=seed))
             homophily[name] = edge_homophily(graph.edge_index, graph.y)
             for arch in archs:
@@ -255,4 +255,33 @@ def run_benchmark(
                     r = train_architecture(graph, arch, epochs=epochs, hidden=hidden, seed=s)
                     for k, v in (("dataset", name), ("arch", arch), ("seed", s), *r.items()):
                         facts[k].append(v)
-    return {"facts": facts, "descriptions": descriptions, "archs": archs, "homophily": homophily}
+    knobs = {name: asdict(specs[name]) for name in names}
+    return {
+        "facts": facts,
+        "descriptions": descriptions,
+        "archs": archs,
+        "homophily": homophily,
+        "knobs": knobs,
+    }
+
+
+def networkx_view(store: Store) -> Any:
+    """The KBG as a networkx multigraph, exported from one Cypher query per relation."""
+    import networkx as nx
+
+    g = nx.MultiDiGraph()
+    for rel, src, dst in (
+        ("PERFORMANCE", "Dataset", "Architecture"),
+        ("USES", "Architecture", "Op"),
+        ("SIMILAR", "Dataset", "Dataset"),
+    ):
+        edges = store.query(f"MATCH (a:{src})-[r:{rel}]->(b:{dst}) RETURN a.name AS a, b.name AS b")
+        for a, b in zip(edges["a"], edges["b"]):
+            g.add_node(("D" if src == "Dataset" else "A") + ":" + a, kind=src)
+            g.add_node({"Dataset": "D", "Architecture": "A", "Op": "O"}[dst] + ":" + b, kind=dst)
+            g.add_edge(
+                ("D" if src == "Dataset" else "A") + ":" + a,
+                {"Dataset": "D", "Architecture": "A", "Op": "O"}[dst] + ":" + b,
+                relation=rel,
+            )
+    return g
