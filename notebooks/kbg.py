@@ -62,7 +62,7 @@ p = core.chapter("kbg", globals())
 # NAS-Bench-Graph's operations: here a linear pre-layer, two operations, each with
 # ReLU and dropout, and a linear classifier.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/data.py
 # :pyobject: build_net
 # ```
 #
@@ -94,7 +94,7 @@ p = core.chapter("kbg", globals())
 # \mathrm{perf\_score} = \tfrac{1}{3}\Big(v + \frac{\mathrm{rank}(v)}{n}
 # + 1 - \frac{v_{\max} - v}{v_{\max}}\Big).$$
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/recommend.py
 # :pyobject: recommend_global
 # ```
 #
@@ -102,7 +102,7 @@ p = core.chapter("kbg", globals())
 # their five best architectures each, and scores every row by the mean of its
 # min-max scaled similarity and min-max scaled performance.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/recommend.py
 # :pyobject: recommend_local
 # ```
 
@@ -118,11 +118,11 @@ p = core.chapter("kbg", globals())
 # Homophilous graphs also close triangles within a class (up to half of their
 # edges), as clustered social graphs do.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/data.py
 # :pyobject: draw_suite
 # ```
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/data.py
 # :pyobject: _structure
 # ```
 #
@@ -284,7 +284,7 @@ print(f"the global best averages {len(names) - 1} rankings; local style "
 # claim averages over that sweep and compares with a source dataset drawn at
 # random (the mean over all other datasets), paired over targets.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/kbg/method.py
+# ```{literalinclude} ../lib/iclr25/chapters/kbg/recommend.py
 # :pyobject: error_probability
 # ```
 

@@ -33,18 +33,33 @@ it (official code: liuhanmo321/kgnas). What is here, after that code:
   at most epsilon on the target;
 * leave-one-dataset-out evaluation, its baselines, and the LLM step.
 
-Files: ``method.py`` holds the method (the datasets, the design space and its
-training, the descriptions, the similarity, the recommendations and the leave-one-out
-evaluation); ``retrieval.py`` the LLM step; ``store.py`` the graph-database store (its schema and
-Cypher queries, the benchmark run whose facts it holds, building and opening it);
-``figures.py`` the figure builders and the benchmark's table; this ``__init__`` the
-chapter's parameters, their settings and its claims registry.
+Files: ``data.py`` holds the generated datasets and the design space with its
+training; ``method.py`` the descriptions and the similarity; ``recommend.py`` the
+recommendations, the leave-one-out evaluation and the correctness test; ``store.py``
+the graph-database store (its schema and Cypher queries, the benchmark run whose facts
+it holds, building and opening it); ``retrieval.py`` the LLM step; ``figures.py`` the
+figure builders and the benchmark's table; this ``__init__`` the chapter's parameters,
+their settings and its claims registry.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from iclr25.chapters.kbg.data import (
+    FEATURES,
+    NAMES,
+    OPS,
+    SUITE_SIZE,
+    Graph,
+    Spec,
+    architectures,
+    build_net,
+    closure_for,
+    draw_suite,
+    edge_homophily,
+    make_graph,
+    parse_ops,
+    train_architecture,
+)
 from iclr25.chapters.kbg.figures import (
     bench_table,
     heatmap,
@@ -54,45 +69,32 @@ from iclr25.chapters.kbg.figures import (
 from iclr25.chapters.kbg.method import (
     ACTIVATIONS,
     CATEGORICAL,
-    EPSILONS,
-    FEATURES,
-    GLOBAL_K,
-    NAMES,
-    OPS,
     SIM_WEIGHTS,
-    SUITE_SIZE,
     DatasetDescription,
-    Graph,
-    Spec,
-    architectures,
-    build_net,
-    check_target,
     check_weight,
-    closure_for,
     describe,
     description_frame,
     dice,
-    draw_suite,
-    edge_homophily,
+    pairwise_similarity,
+    similarity_matrix,
+)
+from iclr25.chapters.kbg.recommend import (
+    EPSILONS,
+    GLOBAL_K,
+    check_target,
     error_curve,
     error_probability,
     kendall_matrix,
     leave_one_out,
-    make_graph,
-    pairwise_similarity,
-    parse_ops,
     percentile,
     perf_score,
     personalised_pagerank,
     recommend,
     recommend_global,
     recommend_local,
-    settings,
     similarity_from_store,
-    similarity_matrix,
     similarity_vs_tau,
     top_diff,
-    train_architecture,
     transfer_probabilities,
 )
 from iclr25.chapters.kbg.retrieval import describe_in_words, llm_picks, llm_prompt
@@ -105,6 +107,7 @@ from iclr25.chapters.kbg.store import (
     networkx_view,
     open_store,
     run_benchmark,
+    settings,
 )
 from iclr25.core import SMOLLM2, ClaimSpec, Gap, Margin, Param, ParameterError
 

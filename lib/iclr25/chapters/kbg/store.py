@@ -3,8 +3,9 @@
 Node tables Dataset, Architecture and Op and relation tables PERFORMANCE, USES and
 SIMILAR (``SCHEMA``), the two Cypher queries a recommendation reads (``FACTS_QUERY``,
 ``NEIGHBOURS_QUERY``), the :class:`Store` that runs them, and the benchmark run whose
-facts it holds (``run_benchmark``), written once into a cached folder
-(``build_store``, ``open_store``), and its networkx view (``networkx_view``).
+facts it holds (``run_benchmark``, configured by ``settings``), written once into a
+cached folder (``build_store``, ``open_store``), and its networkx view
+(``networkx_view``).
 """
 
 from __future__ import annotations
@@ -17,20 +18,25 @@ from typing import Any
 import pandas as pd
 
 from iclr25 import core
+from iclr25.chapters.kbg.data import (
+    NAMES,
+    architectures,
+    draw_suite,
+    edge_homophily,
+    make_graph,
+    parse_ops,
+    train_architecture,
+)
 from iclr25.chapters.kbg.method import (
     ACTIVATIONS,
     CATEGORICAL,
     SIM_WEIGHTS,
     DatasetDescription,
-    architectures,
     describe,
     description_frame,
-    draw_suite,
-    edge_homophily,
-    make_graph,
     similarity_matrix,
-    train_architecture,
 )
+from iclr25.core import ParameterError
 
 # ---------------------------------------------------------------------------------
 # The store: a Knowledge Benchmark Graph in ladybug (Cypher)
@@ -285,3 +291,29 @@ def networkx_view(store: Store) -> Any:
                 relation=rel,
             )
     return g
+
+
+def settings(p: Any) -> dict[str, Any]:
+    """The benchmark's configuration from the checked parameters (the cache key)."""
+    names = list(NAMES[: p.n_datasets])
+    if p.focus not in names:
+        raise ParameterError(
+            f"focus {p.focus!r} is not among the {p.n_datasets} datasets; "
+            f"accepted: {', '.join(names)}"
+        )
+    for name in ("top_k", "global_k"):
+        if getattr(p, name) > len(names) - 1:
+            raise ParameterError(
+                f"{name}={getattr(p, name)} is beyond the {len(names) - 1} datasets with "
+                f"facts; accepted: 1 to {len(names) - 1}"
+            )
+    return {
+        "names": names,
+        "ops": list(parse_ops(p.ops)),
+        "epochs": p.epochs,
+        "nodes": p.nodes,
+        "hidden": p.hidden,
+        "seeds": p.seeds,
+        "seed": p.seed,
+        "version": 3,
+    }
