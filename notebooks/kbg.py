@@ -230,22 +230,24 @@ summary = loo.groupby("method", sort=False)[["percentile", "regret"]].mean()
 summary.round(3)
 
 # %% [markdown]
-# Each comparison is paired over the held-out datasets, with a bootstrap
-# interval. The setup claim asks whether the suite holds anything to transfer
-# at all: if the oracle's pick did not beat the global best, no similarity
-# could.
+# Each comparison is paired over the held-out datasets, with a t interval
+# over them: a dataset is the unit of replication, a graph generated at its
+# own knobs with its own training runs, and a suite draws them afresh at
+# every seed. The setup claim asks whether the suite holds anything to
+# transfer at all: if the oracle's pick did not beat the global best, no
+# similarity could.
 
 # %%
 arm = loo.pivot(index="dataset", columns="method", values="percentile")
 core.claim(
     "rankings_differ",
-    estimate=stats.paired_difference(arm["oracle"], arm["global best"]));
+    estimate=stats.paired_runs(arm["oracle"], arm["global best"]));
 core.claim(
     "beats_global",
-    estimate=stats.paired_difference(arm["KBG global"], arm["global best"]));
+    estimate=stats.paired_runs(arm["KBG global"], arm["global best"]));
 core.claim(
     "near_oracle",
-    estimate=stats.paired_difference(arm["oracle"], arm["KBG global"]));
+    estimate=stats.paired_runs(arm["oracle"], arm["KBG global"]));
 
 # %% [markdown]
 # How the official local score chooses: performance is min-max scaled within
@@ -267,7 +269,7 @@ def nearest_best(d):
 
 
 same = np.mean([nearest_best(d) for d in names])
-style = stats.paired_difference(arm["KBG local"], arm["global best"])
+style = stats.paired_runs(arm["KBG local"], arm["global best"])
 print(f"local pick = the nearest dataset's best architecture on "
       f"{same:.0%} of held-out datasets")
 print(f"the global best averages {len(names) - 1} rankings; local style "
@@ -305,7 +307,7 @@ fig.update_layout(title="Error probability against epsilon (mean over "
 fig.show()
 core.claim(
     "similarity_correct",
-    estimate=stats.paired_difference(transfer["nearest"], transfer["any"]));
+    estimate=stats.paired_runs(transfer["nearest"], transfer["any"]));
 
 # %% [markdown]
 # The numeric description weighs its columns equally. Most of them (counts,
@@ -473,9 +475,10 @@ core.explore(neighbours, names, "held-out dataset",
 core.claims_table();
 
 # %% [markdown]
-# **Reading the claims.** Every claim is a paired difference over held-out
-# datasets (or prompts) with a 95% bootstrap interval, decided against its
-# margin.
+# **Reading the claims.** The transfer and correctness claims are paired
+# differences over held-out datasets with a 95% t interval over them (each
+# dataset its own generated graph and training runs); the LLM claim is about
+# one named model, so its unit is the prompt, with a bootstrap interval.
 
 # %% [markdown]
 # ## What differs from the paper

@@ -115,7 +115,6 @@ UNDER_REPLICATED = {
     "faithfulness": {"ce-accurate", "identity-seen", "detects-hiding"},
     "hyperdas": {"beats-noop", "hyperdas-matches", "hyperdas-locates", "hard-vs-soft",
                  "sparsity"},
-    "kbg": {"rankings_differ", "beats_global", "near_oracle", "similarity_correct"},
     "mcqa": {"tiny-sparse-heads", "tiny-learned-seeds", "tiny-formats"},
     "tgbseq": {"graphmixer_drop", "graphmixer_strong_on_repeats", "dygformer_drop",
                "dygformer_strong_on_repeats", "sasrec_learns", "sasrec_ahead",
