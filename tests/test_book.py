@@ -108,8 +108,6 @@ def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
 UNDER_REPLICATED = {
     "ai2tale": {"ctp_tracks_truth", "localises", "beats_baselines", "prior_helps",
                 "random_mask_step", "pair_needed"},
-    "brainood": {"ood_gain", "beats_ood_baselines", "selector_helps", "alignment_helps",
-                 "reconstruction_helps"},
     "debias": {"typeI-gap", "strategy-I-reduces", "strategy-II-reduces",
                "strategy-III-reduces", "combined-best", "accuracy-kept"},
     "faithfulness": {"ce-accurate", "identity-seen", "detects-hiding"},
