@@ -281,3 +281,15 @@ def test_figures(cohort):
     fig = brainood.drift_figure([0.0, 1.0], {"ERM": [56, 50], "BrainOOD": [60, 49]}, gain)
     assert [t.name for t in fig.data] == ["ERM", "BrainOOD", "gain"]
     assert list(fig.data[2].error_y.array) == [gain[0].high - gain[0].value] * 2
+
+
+def test_univariate_importance_is_the_node_strength_t_statistic():
+    rng = np.random.default_rng(0)
+    corr = np.tile(np.eye(4), (40, 1, 1))
+    corr[:, 0, 1] = corr[:, 1, 0] = rng.normal(0, 0.05, 40)
+    y = np.repeat([0, 1], 20)
+    corr[y == 1, 2, 3] = corr[y == 1, 3, 2] = 0.5  # patients: ROIs 2 and 3 stronger
+    t = brainood.univariate_importance(corr, y)
+    assert t.shape == (4,) and t[2] == t[3] and t[2] > 10 > t[0]
+    flipped = brainood.univariate_importance(corr, 1 - y)  # the sign is dropped
+    np.testing.assert_allclose(flipped, t)

@@ -59,6 +59,7 @@ from iclr25.chapters.brainood.data import (
 )
 from iclr25.chapters.brainood.figures import accuracy_figure, drift_figure, structure_figure
 from iclr25.chapters.brainood.method import (
+    GIB_ON,
     METHODS,
     BrainNet,
     EdgeExtractor,
@@ -86,6 +87,7 @@ from iclr25.chapters.brainood.method import (
     site_classifier_accuracy,
     straight_through,
     symmetrise,
+    univariate_importance,
 )
 from iclr25.core import ClaimSpec, Margin, Param
 
