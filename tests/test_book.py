@@ -106,8 +106,6 @@ def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
 
 
 UNDER_REPLICATED = {
-    "ai2tale": {"ctp_tracks_truth", "localises", "beats_baselines", "prior_helps",
-                "random_mask_step", "pair_needed"},
     "debias": {"typeI-gap", "strategy-I-reduces", "strategy-II-reduces",
                "strategy-III-reduces", "combined-best", "accuracy-kept"},
     "faithfulness": {"ce-accurate", "identity-seen", "detects-hiding"},

@@ -121,7 +121,7 @@ PARAMETERS = {
     "k": Param(2, "sentences selected per email (paper: 1; two cues here)", low=1, high=100),
     "sigma": Param(0.3, "prior's sigma (paper: 0.3)", low=1e-3, high=10.0),
     "label_noise": Param(0.05, "share of flipped training labels", low=0.0, high=0.4),
-    "seeds": Param(3, "training seeds of AI2TALE and the baselines", low=1, high=10),
+    "seeds": Param(5, "training seeds of every arm (each run trains once)", low=1, high=10),
     "seed": Param(0, "seed of the corpus and of the first training run", low=0),
     "device": Param(
         "auto",
@@ -129,7 +129,7 @@ PARAMETERS = {
         choices=("auto", "cpu"),
     ),  # fmt: skip
 }
-SMOKE = {"n_emails": 200, "epochs": 1, "seeds": 1}
+SMOKE = {"n_emails": 200, "epochs": 1, "seeds": 2}
 SHARES = (0.125, 0.375)
 """Validation and test shares of the emails (300 and 900 of 2,400)."""
 
@@ -142,8 +142,9 @@ validation Label-Accuracy is AI2TALE's for every seed."""
 # ---------------------------------------------------------------------------------
 
 CLAIMS: dict[str, ClaimSpec] = {
-    # per test email: correct with both planted cues read, minus correct with the
-    # strongest one alone (bag-of-words readers trained on the training emails)
+    # per generated corpus (seeds seed, seed + 1, ...): accuracy with both planted cues
+    # read minus with the strongest one alone (bag-of-words readers trained on the
+    # corpus's training emails); t interval over corpora
     "pair_needed": ClaimSpec(
         "One planted sentence does not decide the label: a reader of both planted cues "
         "beats a reader of the strongest one by more than 5 points of accuracy",
@@ -153,10 +154,11 @@ CLAIMS: dict[str, ClaimSpec] = {
             above=0.05,
             why="room above the paper's 1.5-3.5-point margins for a selector that keeps both cues",
         ),
-        control="the same reader given the email's strongest planted cue alone",
+        control="the same reader given the email's strongest planted cue alone, paired by corpus",
     ),
     # Youden's J of the keyword test on the selected sentences of phishing test emails
-    # (all four methods, all seeds): P(keyword | planted cue) - P(keyword | other)
+    # (all four methods) per training seed: P(keyword | planted cue) - P(keyword |
+    # other); t interval over seeds
     "ctp_tracks_truth": ClaimSpec(
         "On the sentences the methods select, the keyword test credits planted cues more "
         "often than other sentences, by more than 0.2 (Youden's J)",
@@ -169,18 +171,18 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="the keyword test on the selected sentences that are not planted cues",
     ),
-    # per phishing test email: AI2TALE's share of planted cues selected (mean over
-    # seeds) minus random selection's
+    # the claims on trained models: per training seed, AI2TALE minus the other arm on
+    # each test email (phishing test emails for Cue-Hit); a two-stage bootstrap over
+    # seeds with the emails nested in them
     "localises": ClaimSpec(
-        "AI2TALE's selection holds the planted cues: Cue-Hit more than 0.3 above random "
-        "selection's",
-        paper="AI2TALE localises the phishing-relevant sentences (abstract, figures of "
-        "selected sentences)",
-        rule=Margin(above=0.3, why="random selection keeps about 2 of 35 sentences"),
-        control="random selection of k sentences (same encoder and predictor)",
+        "AI2TALE's selection holds the planted cues more often than the better of L2X "
+        "and attention pooling (Cue-Hit)",
+        paper="AI2TALE localises the phishing-relevant sentences better than the "
+        "baselines (abstract; selected-sentence figures and CTP)",
+        rule=Margin(above=0, why="the paper finds AI2TALE's selections the most relevant"),
+        control="the better of L2X and attention pooling by mean Cue-Hit (same encoder "
+        "and predictor), paired by seed and email",
     ),
-    # per test email: (correct + CTP share on phishing emails / phishing share) / 2,
-    # mean over seeds; AI2TALE minus the strongest baseline of L2X, attention, random
     "beats_baselines": ClaimSpec(
         "AI2TALE's mean of Label-Accuracy and CTP is more than 1 point above that of "
         "the strongest baseline",
@@ -188,7 +190,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         "Label-Accuracy and CTP, seven email datasets (abstract)",
         rule=Margin(above=0.01, why="the paper's smallest gain, 1.5 points, less its spread"),
         control="L2X, attention pooling and random selection (same encoder and predictor), "
-        "the strongest of them",
+        "the strongest of them, paired by seed and email",
         rests_on=("pair_needed", "ctp_tracks_truth"),
         gap=Gap(
             "The official relaxation (SampleConcrete with p and 1 - p as logits) keeps a "
@@ -203,14 +205,13 @@ CLAIMS: dict[str, ClaimSpec] = {
             "of up to 100 sentences does not), or a sharper relaxation (logits log p)."
         ),
     ),
-    # per phishing test email, first seed: Cue-Hit at the chosen lambda minus lambda = 0
     "prior_helps": ClaimSpec(
         "The prior at the lambda chosen on validation raises Cue-Hit by more than 2 "
         "points over lambda = 0",
         paper="the prior term is part of the method (official default lambda "
         "0.1, sigma 0.3); the paper's ablation tables were not retrieved",
         rule=Margin(above=0.02, why="the paper's gains are a few points"),
-        control="AI2TALE at lambda = 0 (no prior term), same seed",
+        control="AI2TALE at lambda = 0 (no prior term), paired by seed and email",
         gap=Gap(
             "The hard top-k at inference depends only on the order of the p_i, and the prior "
             "presses p down where features are large, a sparsity the top-k already enforces. "
@@ -220,13 +221,12 @@ CLAIMS: dict[str, ClaimSpec] = {
             "per dataset."
         ),
     ),
-    # per test email, first seed: correct with step (1) minus without, at the chosen lambda
     "random_mask_step": ClaimSpec(
         "Dropping step (1), the random-mask training, costs more than 1 point of Label-Accuracy",
         paper="step (1) is part of the official training loop; the paper's "
         "ablation tables were not retrieved",
         rule=Margin(above=0.01, why="the paper's gains are a few points"),
-        control="AI2TALE trained without step (1), at the chosen lambda, same seed",
+        control="AI2TALE trained without step (1), at the chosen lambda, paired by seed and email",
     ),
 }
 """Claim id -> what the claim says, what decides it (the issue's bounds), what it is
