@@ -248,3 +248,12 @@ def test_figures_build():
                                [False, True], [False, True], "one email")  # fmt: skip
     assert fig.data[0].y[1].startswith("2. * verify") and fig.data[0].y[1].endswith("(k)")
     assert fig.data[0].marker.color[1] == "#d62728"
+
+
+def test_single_cue_regime_has_one_strong_cue_per_phishing_email():
+    corpus = ai2tale.make_corpus(120, 0, 40, noise=0.0, regime="single")
+    for email in corpus["train"] + corpus["test"]:
+        cues = [s for s in email.strength if s]
+        assert cues == ([3] if email.true_label else [])
+    with pytest.raises(ParameterError, match="accepted: pair, single"):
+        ai2tale.make_corpus(10, 0, 40, regime="triple")

@@ -85,7 +85,7 @@ ALL: tuple[Chapter, ...] = (
     Chapter("sst", "Sufficient subset training", _EXPLAIN),
     Chapter("probing", "Probe training decides post-hoc attributions", _EXPLAIN),
     Chapter("faithfulness", "Faithfulness of LLM explanations", _EXPLAIN, LM_BUDGET_S),
-    Chapter("ai2tale", "AI2TALE: phishing-sentence localisation", _EXPLAIN, one_off_s=120),
+    Chapter("ai2tale", "AI2TALE: phishing-sentence localisation", _EXPLAIN, one_off_s=480),
     Chapter("selective", "Label smoothing and selective classification", _RELIABLE, one_off_s=540),
     Chapter(
         "enumerative", "Transformers for psi-class intersection numbers", _RELIABLE, one_off_s=180

@@ -63,6 +63,7 @@ from iclr25.chapters.ai2tale.corpus import (
     GREETINGS,
     OFF_LIST,
     PHISHING_PAIRS,
+    REGIMES,
     SIGNOFFS,
     UNK,
     build_vocab,

@@ -179,10 +179,20 @@ def _fill(template: str, rng: np.random.Generator) -> str:
     )
 
 
-def _strengths(rng: np.random.Generator, label: int) -> tuple[int, int]:
-    """(authority, request) strengths, 0 for an absent family: phishing draws a pair of
-    :data:`PHISHING_PAIRS`; benign mail holds no cue (20%), an authority cue alone (25%),
-    a request alone (25%), or a weak pair of :data:`BENIGN_PAIRS` (30%)."""
+REGIMES = ("pair", "single")
+"""How the label lies in the cues: ``"pair"`` (two cues decide, :func:`is_phishing`)
+or ``"single"``, the paper's regime: one strong cue of either family makes an email
+phishing, and benign mail holds decoys but no cue."""
+
+
+def _strengths(rng: np.random.Generator, label: int, regime: str = "pair") -> tuple[int, int]:
+    """(authority, request) strengths, 0 for an absent family. ``"pair"``: phishing
+    draws a pair of :data:`PHISHING_PAIRS`; benign mail holds no cue (20%), an
+    authority cue alone (25%), a request alone (25%), or a weak pair of
+    :data:`BENIGN_PAIRS` (30%). ``"single"``: phishing holds one cue of strength 3 of
+    either family, benign mail none."""
+    if regime == "single":
+        return ((3, 0) if rng.random() < 0.5 else (0, 3)) if label == 1 else (0, 0)
     if label == 1:
         return PHISHING_PAIRS[rng.integers(len(PHISHING_PAIRS))]
     case = int(rng.choice(4, p=[0.2, 0.25, 0.25, 0.3]))
@@ -191,7 +201,12 @@ def _strengths(rng: np.random.Generator, label: int) -> tuple[int, int]:
 
 
 def make_email(
-    rng: np.random.Generator, split: str, label: int, max_sentences: int, noise: float = 0.0
+    rng: np.random.Generator,
+    split: str,
+    label: int,
+    max_sentences: int,
+    noise: float = 0.0,
+    regime: str = "pair",
 ) -> Email:
     """One email of 30-40 sentences: a greeting, a body of fillers and decoys (both
     classes) with the cues of :func:`_strengths` in two different sentences, a sign-off;
@@ -211,7 +226,7 @@ def make_email(
         body.append(pick("decoy", DECOYS) if decoy else pick("filler", FILLERS))
         marks.append((0, bool(decoy)))
     cues = []
-    for family, strength in zip(FAMILIES, _strengths(rng, label)):
+    for family, strength in zip(FAMILIES, _strengths(rng, label, regime)):
         if strength:
             text, (_, _, j) = pick("cue", CUES[family][strength - 1])
             cues.append((text, ("cue", family, j), strength))
@@ -235,12 +250,20 @@ def make_email(
 
 
 def make_corpus(
-    n: int, seed: int, max_sentences: int, noise: float = 0.05, shares: tuple = (0.1, 0.3)
+    n: int,
+    seed: int,
+    max_sentences: int,
+    noise: float = 0.05,
+    shares: tuple = (0.1, 0.3),
+    regime: str = "pair",
 ) -> dict[str, list[Email]]:
     """``n`` emails, half phishing, split into ``"train"``, ``"validation"`` and
     ``"test"`` (``shares`` of validation and test) by template: validation emails use
     the training templates, test emails their own; label noise ``noise`` in the
-    training and validation splits only (test labels are the truth)."""
+    training and validation splits only (test labels are the truth). ``regime`` is
+    one of :data:`REGIMES`."""
+    if regime not in REGIMES:
+        raise ParameterError(f"regime {regime!r}; accepted: {', '.join(REGIMES)}")
     rng = np.random.default_rng([seed, 31])
     n_val, n_test = (int(round(n * s)) for s in shares)
     out = {}
@@ -248,7 +271,7 @@ def make_corpus(
              ("validation", n_val, "train", noise), ("test", n_test, "test", 0.0)]  # fmt: skip
     for name, size, templates, eps in parts:
         labels = rng.permutation(np.arange(size) % 2)
-        out[name] = [make_email(rng, templates, int(y), max_sentences, eps) for y in labels]
+        out[name] = [make_email(rng, templates, int(y), max_sentences, eps, regime) for y in labels]
     return out
 
 
