@@ -81,7 +81,6 @@ from iclr25.chapters.ai2tale.measures import (
     cognitive_true_positive,
     cue_hit,
     is_cognitive,
-    kendall_tau,
     keyword_counts,
     label_metrics,
     words,

@@ -125,10 +125,3 @@ def label_metrics(y: Sequence[int], y_hat: Sequence[int]) -> dict[str, float]:
         "fpr": float(fp / (fp + tn)) if fp + tn else float("nan"),
         "fnr": float(fn / (fn + tp)) if fn + tp else float("nan"),
     }
-
-
-def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
-    """Kendall's tau-b between two scorings of the same methods (scipy)."""
-    from scipy.stats import kendalltau
-
-    return float(kendalltau(a, b).statistic)

@@ -57,7 +57,6 @@ from iclr25.chapters.hyperdas.das import (
     das_layer,
     das_logits,
     das_model,
-    das_parameters,
 )
 from iclr25.chapters.hyperdas.data import (
     CITY_NAMES,
@@ -88,7 +87,6 @@ from iclr25.chapters.hyperdas.figures import (
     bidding_view,
     bids_figure,
     compare_figure,
-    elapsed,
     example_tokens,
     grid_figure,
     instruction_picker,

@@ -64,10 +64,6 @@ def das_logits(model: Any, base: Side, src: Side, position: str) -> torch.Tensor
     return out.logits[:, -1]
 
 
-def das_parameters(model: Any) -> list[nn.Parameter]:
-    return [p for v in model.interventions.values() for p in _module(v).parameters()]
-
-
 def _module(v: Any) -> nn.Module:
     return v[0] if isinstance(v, (tuple, list)) else v
 

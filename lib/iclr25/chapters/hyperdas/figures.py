@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -107,10 +106,6 @@ def compare_figure(
     return fig.update_layout(
         barmode="group", yaxis_range=[0, 1], yaxis_title="disentangle", title="Per attribute"
     )
-
-
-def elapsed(t0: float) -> str:
-    return f"{time.perf_counter() - t0:.1f} s"
 
 
 def null_figure(histories: dict[str, tuple[dict, int]], window: int = 20) -> go.Figure:
