@@ -54,7 +54,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from iclr25 import core
-from iclr25.chapters import identifiability as idf
+from iclr25.chapters import identifiability
 
 p = core.chapter("identifiability", globals())
 
@@ -96,17 +96,17 @@ def config(**changes):
                 repeats=p.noise_repeats, lr=p.lr,
                 batch_size=p.batch_size, max_epochs=p.max_epochs,
                 loss_target=p.loss_target, patience=p.patience)
-    return idf.TrainConfig(**{**base, **changes})
+    return identifiability.TrainConfig(**{**base, **changes})
 
 
 def study(n_seeds, **changes):
     """Train ``n_seeds`` networks and enumerate the explanations of the
     converged ones."""
     cfg = config(**changes)
-    trained = idf.train_cached(cfg, range(p.seed, p.seed + n_seeds),
-                               p.torch_device)
-    algorithms = idf.candidate_algorithms(cfg.gate, p.algo_depth)
-    return trained, algorithms, idf.explain(trained, algorithms)
+    trained = identifiability.train_cached(
+        cfg, range(p.seed, p.seed + n_seeds), p.torch_device)
+    algorithms = identifiability.candidate_algorithms(cfg.gate, p.algo_depth)
+    return trained, algorithms, identifiability.explain(trained, algorithms)
 
 # %% [markdown]
 # `study` trains the networks of one configuration (or loads them from the cache)
@@ -125,7 +125,8 @@ print(f"{len(CONVERGED)} of {p.seeds} networks of width {p.width} learned "
       f"{p.gate} (median {np.median(main.epochs[CONVERGED]):.0f} epochs; "
       "validation accuracy of those kept "
       f"{main.val_accuracy[CONVERGED].min():.3f} or more)")
-core.claim("networks_learn", estimate=idf.share_of(main.converged),
+core.claim("networks_learn",
+           estimate=identifiability.share_of(main.converged),
            measured=f"{len(CONVERGED)} of {p.seeds} networks");
 
 # %% [markdown]
@@ -182,7 +183,7 @@ n_aligned = np.array([len(e.aligned) for e in EXPLAINED])
 per_algorithm = np.array([len(e.locations[k]) for e in EXPLAINED
                           for k in e.aligned])
 LOG_PANEL = "interpretations per valid circuit (log10; circuits with any)"
-fig = idf.count_histograms({
+fig = identifiability.count_histograms({
     "valid circuits per network": n_circuits,
     LOG_PANEL: per_circuit[per_circuit > 0],
     "aligned algorithms per network": n_aligned,
@@ -208,7 +209,8 @@ KINDS = {"circuits": lambda e: e.n_circuits > 1,
          "locations": lambda e: any(len(l) > 1 for l in e.locations)}
 SCALE = f"{p.gate} networks of width {p.width}"
 several_circuits = [KINDS["circuits"](e) for e in EXPLAINED]
-core.claim("circuits_not_unique", estimate=idf.share_of(several_circuits),
+core.claim("circuits_not_unique",
+           estimate=identifiability.share_of(several_circuits),
            measured=f"{sum(several_circuits)} of {len(EXPLAINED)} {SCALE}");
 
 # %% [markdown]
@@ -239,7 +241,7 @@ print(f"{int(np.sum(with_many))} of {int(has_valid.sum())} networks with a "
 # ```
 
 # %%
-EDGES = idf.edge_circuits(p.width) if p.width <= 3 else None
+EDGES = identifiability.edge_circuits(p.width) if p.width <= 3 else None
 
 
 def edge_counts(trained):
@@ -247,7 +249,7 @@ def edge_counts(trained):
     ok = np.flatnonzero(trained.converged)
     if EDGES is None or not len(ok):
         return np.array([], dtype=int)
-    return (idf.edge_circuit_accuracy(
+    return (identifiability.edge_circuit_accuracy(
         trained.nets.select(ok), trained.val_x[ok], trained.val_y[ok],
         EDGES) > 0.99).sum(1)
 
@@ -278,7 +280,7 @@ if EDGES is not None:
 # colour is the weight's sign (blue positive, red negative).
 
 # %%
-CIRCUITS = idf.neuron_circuits(p.width)
+CIRCUITS = identifiability.neuron_circuits(p.width)
 best = int(np.argmax(n_circuits))
 net = int(CONVERGED[best])
 valid = EXPLAINED[best].circuits
@@ -290,9 +292,9 @@ shown = pairs[int(np.argmin(overlap))]
 fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.04)
 for k, c in enumerate(shown):
     count = EXPLAINED[best].interpretations[list(valid).index(c)]
-    idf.draw_network(
+    identifiability.draw_network(
         fig, main.nets, net, 1, k + 1, CIRCUITS[c],
-        idf.circuit_labels(main.nets, net, CIRCUITS[c], p.gate),
+        identifiability.circuit_labels(main.nets, net, CIRCUITS[c], p.gate),
         title=f"circuit {k + 1}: {CIRCUITS[c].sum()} of {2 * p.width} "
               f"neurons, {count} interpretations")
 fig.update_xaxes(visible=False).update_yaxes(visible=False)
@@ -392,10 +394,11 @@ print(f"{len(ALGORITHMS)} candidate algorithms of depth <= {p.algo_depth} "
 # ```
 
 # %%
-OFFICIAL = idf.official_algorithms(p.gate, p.algo_depth)
-OFFICIAL_COUNTS = idf.official_alignment(main, OFFICIAL)  # (networks, algs)
+OFFICIAL = identifiability.official_algorithms(p.gate, p.algo_depth)
+# (networks, algorithms)
+OFFICIAL_COUNTS = identifiability.official_alignment(main, OFFICIAL)
 official_aligned = (OFFICIAL_COUNTS > 0).sum(1)
-idf.conventions_figure(
+identifiability.conventions_figure(
     {f"ours ({len(ALGORITHMS)} candidates, 16 pairs)": n_aligned,
      f"official ({len(OFFICIAL)} candidates, 6 pairs)": official_aligned},
     f"Aligned algorithms per {p.gate} network, two ways of counting "
@@ -429,13 +432,14 @@ k = {name: int(np.sum(counts > 1)) for name, counts in
      (("official", official_aligned), ("ours", n_aligned))}
 core.claim(
     "algorithms_not_unique",
-    estimate=idf.share_of(official_aligned > 1),
+    estimate=identifiability.share_of(official_aligned > 1),
     measured=f"{k['official']} of {len(EXPLAINED)} {SCALE}, official "
              f"count; ours (distinct up to negation, 16 pairs) {k['ours']}")
 many = {"official": (OFFICIAL_COUNTS > 1).any(1),
         "ours": np.array([KINDS["locations"](e) for e in EXPLAINED])}
 core.claim(
-    "locations_not_unique", estimate=idf.share_of(many["official"]),
+    "locations_not_unique",
+    estimate=identifiability.share_of(many["official"]),
     measured=f"{int(many['official'].sum())} of {len(EXPLAINED)} {SCALE}, "
              "official count; ours (16 pairs) "
              f"{int(many['ours'].sum())}");
@@ -491,7 +495,7 @@ MEASURES = {"valid circuits": lambda e: e.n_circuits,
             "minimal locations (all algorithms)": lambda e: e.n_locations}
 growth = {name: [np.array([f(e) for e in sweep[w][2]], dtype=float)
                  for w in WIDTHS] for name, f in MEASURES.items()}
-idf.growth_figure(WIDTHS, growth,
+identifiability.growth_figure(WIDTHS, growth,
                   f"Explanations of {p.gate} networks by width").show()
 converged_by_width = {w: int(sweep[w][0].converged.sum()) for w in WIDTHS}
 print("networks that learned the task, by width:", converged_by_width)
@@ -507,19 +511,20 @@ print("networks that learned the task, by width:", converged_by_width)
 # interpretations and locations.
 
 # %%
-circuit_slope = idf.log_slope(WIDTHS, growth["valid circuits"])
+circuit_slope = identifiability.log_slope(WIDTHS, growth["valid circuits"])
 core.claim("grows_with_width", estimate=circuit_slope,
            measured=f"log10-slope of the mean count {circuit_slope}")
-candidates = [len(idf.neuron_circuits(w)) for w in WIDTHS]
+candidates = [len(identifiability.neuron_circuits(w)) for w in WIDTHS]
 shares = [v / c for v, c in zip(growth["valid circuits"], candidates)]
 print("candidate circuits by width:", dict(zip(WIDTHS, candidates)))
 print("valid share of them (mean over networks):",
       {w: round(float(s.mean()), 3) for w, s in zip(WIDTHS, shares)})
-print("log10-slope of the valid share:", idf.log_slope(WIDTHS, shares))
+print("log10-slope of the valid share:",
+      identifiability.log_slope(WIDTHS, shares))
 for name in ("interpretations (all valid circuits)",
              "minimal locations (all algorithms)"):
     print(f"log10-slope of the mean count, {name}:",
-          idf.log_slope(WIDTHS, growth[name]))
+          identifiability.log_slope(WIDTHS, growth[name]))
 
 # %% [markdown]
 # ## Noise, skew, stopping loss and other gates
@@ -578,9 +583,10 @@ shares.assign(**{"more than one edge circuit": [
     for v in shares.index]}, networks=networks).round(2)
 
 # %%
-persist = {name: idf.share_of([e.n_circuits > 1 for e in explained])
-           for name, (_, explained) in variants.items()}
-weakest, share = idf.least_supported(persist)
+persist = {
+    name: identifiability.share_of([e.n_circuits > 1 for e in explained])
+    for name, (_, explained) in variants.items()}
+weakest, share = identifiability.least_supported(persist)
 core.claim("persists_across_variants", estimate=share,
            measured=", ".join(f"{name} {e.value:.0%} of {e.n}"
                               for name, e in persist.items())
@@ -619,21 +625,23 @@ core.claim("persists_across_variants", estimate=share,
 # ```
 
 # %%
-MULTI = idf.parse_multi_gates(p.multi_gates)  # checked by core.chapter
+# checked by core.chapter
+MULTI = identifiability.parse_multi_gates(p.multi_gates)
 TASKS = [MULTI[:k] for k in range(1, len(MULTI) + 1)]
 
 
 def multi_study(gates):
     """Train ``multi_seeds`` networks on ``gates`` at once and explain each
     output: ``[network][gate]`` explanations of the converged networks."""
-    trained = idf.train_cached(config(gate=",".join(gates)),
+    trained = identifiability.train_cached(config(gate=",".join(gates)),
                                range(p.seed, p.seed + p.multi_seeds),
                                p.torch_device)
-    return trained, idf.explain_outputs(trained, gates, p.algo_depth)
+    return trained, identifiability.explain_outputs(trained, gates,
+                                                     p.algo_depth)
 
 
 multi = {gates: multi_study(gates) for gates in TASKS}
-joint = {gates: np.array([len(idf.joint_circuits(per_gate))
+joint = {gates: np.array([len(identifiability.joint_circuits(per_gate))
                           for per_gate in explained])
          for gates, (_, explained) in multi.items()}
 
@@ -650,18 +658,19 @@ per_gate = {gates: np.array([[e.n_circuits for e in network]
                              for network in explained]
                             ).reshape(-1, len(gates))  # (networks, gates)
             for gates, (_, explained) in multi.items()}
-idf.multi_gate_figure(
+identifiability.multi_gate_figure(
     joint, per_gate, f"Networks trained on 1 to {len(MULTI)} gates at once "
     f"(width {p.width}, {p.multi_seeds} seeds per task)").show()
-several = {idf.task_name(g): idf.share_of((c > 1).all(1))
-           for g, c in per_gate.items() if len(g) > 1}
-weakest, share = idf.least_supported(several)
+several = {
+    identifiability.task_name(g): identifiability.share_of((c > 1).all(1))
+    for g, c in per_gate.items() if len(g) > 1}
+weakest, share = identifiability.least_supported(several)
 core.claim("several_gates_not_unique", estimate=share,
            measured=", ".join(f"{name}: {e.value:.0%} of {e.n} networks"
                               for name, e in several.items())
            + f" (decided on {weakest})")
 print("share with more than one circuit replicating every output:",
-      {idf.task_name(g): idf.share_of(c > 1)
+      {identifiability.task_name(g): identifiability.share_of(c > 1)
        for g, c in joint.items() if len(g) > 1})
 
 # %% [markdown]
@@ -673,17 +682,19 @@ for gates, (trained, explained) in multi.items():
     for k, gate in enumerate(gates):
         es = [network[k] for network in explained]
         rows.append({
-            "trained on": idf.task_name(gates), "output gate": gate,
+            "trained on": identifiability.task_name(gates),
+            "output gate": gate,
             "networks": len(es),
             **{f"mean {name}": np.mean([f(e) for e in es]) if es else np.nan
                for name, f in MEASURES.items()},
             "share with more than one circuit":
                 np.mean([e.n_circuits > 1 for e in es]) if es else np.nan})
 print("networks that learned every gate of their task:",
-      {idf.task_name(g): int(t.converged.sum())
+      {identifiability.task_name(g): int(t.converged.sum())
        for g, (t, _) in multi.items()})
 print("mean circuits replicating every output, by task:",
-      {idf.task_name(g): round(float(c.mean()), 2) if len(c) else None
+      {identifiability.task_name(g):
+       round(float(c.mean()), 2) if len(c) else None
        for g, c in joint.items()})
 pd.DataFrame(rows).set_index(["trained on", "output gate"]).round(2)
 
@@ -707,8 +718,8 @@ def browse_figure(label):
     w, k = BROWSE[label]
     trained, algorithms, explained = sweep[w]
     index = int(np.flatnonzero(trained.converged)[k])
-    return idf.explanations_figure(trained.nets, index, explained[k],
-                                   algorithms, p.gate, label)
+    return identifiability.explanations_figure(
+        trained.nets, index, explained[k], algorithms, p.gate, label)
 
 
 core.explore(browse_figure, list(BROWSE), "network");
