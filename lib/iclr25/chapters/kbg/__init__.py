@@ -174,6 +174,17 @@ SMOKE = {
 # The claims: one registry, fixed before the run.
 # ---------------------------------------------------------------------------------
 
+_DESCRIPTION = (
+    "The similarity weighs its numeric columns equally, and most of them follow the "
+    "mean degree and the degree tail, while homophily (which the description sees only "
+    "through clustering) and the class count move the ranking most; so the datasets "
+    "nearest by description often differ from the held-out one in what decides its "
+    "ranking. A description weighted toward the statistics that track the ranking would "
+    "be needed to close the gap."
+)
+"""Why the recommendation's neighbours share the held-out ranking only in part."""
+
+
 CLAIMS: dict[str, ClaimSpec] = {
     # oracle pick (global style from the datasets of highest true Kendall tau) minus the
     # global best, paired by held-out dataset
@@ -197,6 +208,15 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0, why="the paper reports no effect size; any reliable advantage"),
         control="the global best architecture (best mean rank on the other datasets), "
         "paired over held-out datasets",
+        gap=Gap(
+            "The global recommendation's pick stands {estimate:.1f} percentile points "
+            "above the global best's on average, but the t interval over {n} held-out "
+            "datasets, [{low:.1f}, {high:.1f}], reaches zero: the two most similar "
+            "datasets share the held-out ranking only in part (near_oracle), so their "
+            "pick beats the average over all other datasets on some held-out graphs and "
+            "loses on others. " + _DESCRIPTION,
+            after_run=True,
+        ),
         rests_on=("rankings_differ",),
     ),
     # oracle's percentile minus the official global pick's, paired by held-out dataset
@@ -208,6 +228,15 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(below=10, why="a tenth of the percentile scale; a random pick is ~40 below"),
         control="the oracle (the same global recommendation from the two datasets of "
         "highest true Kendall tau, weighted by tau), paired over held-out datasets",
+        gap=Gap(
+            "The oracle's pick stands {estimate:.1f} percentile points above the global "
+            "recommendation's, [{low:.1f}, {high:.1f}] over {n} held-out datasets, beyond "
+            "the 10-point margin: the datasets that truly rank the architectures alike "
+            "are not the ones the label-free description finds nearest, though the "
+            "nearest one transfers its top models better than a random other dataset "
+            "(similarity_correct). " + _DESCRIPTION,
+            after_run=True,
+        ),
         rests_on=("rankings_differ",),
     ),
     # error probability from the most similar dataset minus from a random other one
