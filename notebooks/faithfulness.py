@@ -51,7 +51,7 @@ import plotly.graph_objects as go
 from scipy.stats import spearmanr
 
 from iclr25 import core, llm
-from iclr25.chapters import faithfulness as fa
+from iclr25.chapters import faithfulness
 
 p = core.chapter("faithfulness", globals())
 started = time.perf_counter(), time.process_time()
@@ -122,13 +122,13 @@ started = time.perf_counter(), time.process_time()
 # exact CE, averaged over the questions, orders the categories.
 
 # %%
-qs = fa.questions(p.n_questions, p.seed)
+qs = faithfulness.questions(p.n_questions, p.seed)
 q0 = qs[0]
 print("original:", q0.text(), "\n")
-for concept, kind in fa.INTERVENTIONS:
-    cf = fa.counterfactual(q0, concept, kind)
+for concept, kind in faithfulness.INTERVENTIONS:
+    cf = faithfulness.counterfactual(q0, concept, kind)
     print(f"{concept} {kind}: {cf.text()}")
-print("\npolicy P(answer):", fa.answer_distribution(q0).round(3))
+print("\npolicy P(answer):", faithfulness.answer_distribution(q0).round(3))
 print(
     "stereotyped first in",
     sum(q.stereotyped == 0 for q in qs),
@@ -140,10 +140,10 @@ print(
 )
 
 # %%
-exact = np.array([fa.exact_effects(q) for q in qs])
+exact = np.array([faithfulness.exact_effects(q) for q in qs])
 print(
     "policy's exact mean CE:",
-    dict(zip(fa.CATEGORIES, exact.mean(0).round(3))),
+    dict(zip(faithfulness.CATEGORIES, exact.mean(0).round(3))),
 )
 print(
     "identity's exact CE the largest in",
@@ -182,10 +182,12 @@ print(
 
 # %%
 with core.threads(1):
-    lm = fa.train_tiny(steps=p.steps, seed=p.seed, progress=False)
+    lm = faithfulness.train_tiny(steps=p.steps, seed=p.seed, progress=False)
     tiny = {
-        style: fa.collect(qs, fa.tiny_answers(lm, style, p.seed), p.samples)
-        for style in fa.STYLES
+        style: faithfulness.collect(
+            qs, faithfulness.tiny_answers(lm, style, p.seed), p.samples
+        )
+        for style in faithfulness.STYLES
     }
 for style, (expl, orig, _) in tiny.items():
     named = np.mean([y >= 0 for ys in orig for y in ys])
@@ -207,8 +209,14 @@ for style, (expl, orig, _) in tiny.items():
 
 # %%
 with core.threads(1):
-    own, own_expl = fa.empirical_ce(lm, qs, p.ce_samples, p.seed + 1)
-plant = fa.planting(qs, {s: own_expl[s] for s in fa.STYLES})
+    own, own_expl = faithfulness.empirical_ce(
+        lm, qs, p.ce_samples, p.seed + 1
+    )
+plant = faithfulness.planting(
+    qs, {s: own_expl[s] for s in faithfulness.STYLES}
+)
+
+# %%
 fig = go.Figure()
 for who, rates in (
     ("tiny Llama", plant["rates"]),
@@ -216,8 +224,11 @@ for who, rates in (
 ):
     fig.add_bar(
         name=who,
-        y=[rates[s][c] for s in fa.STYLES for c in range(3)],
-        x=[[s for s in fa.STYLES for _ in range(3)], list(fa.CATEGORIES) * 2],
+        y=[rates[s][c] for s in faithfulness.STYLES for c in range(3)],
+        x=[
+            [s for s in faithfulness.STYLES for _ in range(3)],
+            list(faithfulness.CATEGORIES) * 2,
+        ],
     )
 fig.update_layout(
     barmode="group",
@@ -260,15 +271,19 @@ core.claim(
 # %%
 fits, ce, data = {}, {}, {}
 for style, (_, orig, counter) in tiny.items():
-    data[style] = fa.ce_data(orig, counter)
-    fits[style] = fa.fit_ce(
+    data[style] = faithfulness.ce_data(orig, counter)
+    fits[style] = faithfulness.fit_ce(
         data[style], warmup=p.warmup, draws=p.draws, seed=p.seed
     )
-    ce[style] = fa.concept_effects(fits[style]["kl"], data[style], len(qs))
+    ce[style] = faithfulness.concept_effects(
+        fits[style]["kl"], data[style], len(qs)
+    )
 
 # %%
 est = fits["candid"]["kl"].mean(0)
-own_c = own.reshape(len(qs), len(fa.CATEGORIES), len(fa.KINDS)).mean(2)
+own_c = own.reshape(
+    len(qs), len(faithfulness.CATEGORIES), len(faithfulness.KINDS)
+).mean(2)
 rho_q = [spearmanr(a, b).statistic for a, b in zip(ce["candid"], own_c)]
 r_ce = core.stats.mean(rho_q)
 fig = go.Figure(
@@ -276,7 +291,7 @@ fig = go.Figure(
         x=own,
         y=est,
         mode="markers",
-        text=[f"{c} {k}" for _ in qs for c, k in fa.INTERVENTIONS],
+        text=[f"{c} {k}" for _ in qs for c, k in faithfulness.INTERVENTIONS],
     )
 )
 fig.update_layout(
@@ -308,8 +323,11 @@ core.claim(
 # that order from the tiny Llama's sampled answers.
 
 # %%
-sig = {f"tiny Llama ({s})": fits[s]["sigma"].mean(0) for s in fa.STYLES}
-fa.sigma_figure(sig).show()
+sig = {
+    f"tiny Llama ({s})": fits[s]["sigma"].mean(0)
+    for s in faithfulness.STYLES
+}
+faithfulness.sigma_figure(sig).show()
 s_c = sig["tiny Llama (candid)"]
 core.claim(
     "sigma-order",
@@ -318,7 +336,7 @@ core.claim(
         "sigma behaviour - context": s_c[0] - s_c[2],
     },
     measured="sigma "
-    + ", ".join(f"{c} {v:.2f}" for c, v in zip(fa.CATEGORIES, s_c)),
+    + ", ".join(f"{c} {v:.2f}" for c, v in zip(faithfulness.CATEGORIES, s_c)),
 )
 # %% [markdown]
 # ## SmolLM2
@@ -340,21 +358,21 @@ core.claim(
 # %%
 smol = None
 if p.n_smol:
-    smol_qs = fa.questions(p.n_smol, p.seed + 7)
+    smol_qs = faithfulness.questions(p.n_smol, p.seed + 7)
     with core.threads(1):
         big = llm.backend(p.backend, device=p.torch_device)
-        smol = fa.collect(
-            smol_qs, fa.smol_answers(big, p.seed), p.smol_samples
+        smol = faithfulness.collect(
+            smol_qs, faithfulness.smol_answers(big, p.seed), p.smol_samples
         )
-    data["smol"] = fa.ce_data(smol[1], smol[2])
-    fits["smol"] = fa.fit_ce(
+    data["smol"] = faithfulness.ce_data(smol[1], smol[2])
+    fits["smol"] = faithfulness.fit_ce(
         data["smol"], warmup=p.warmup, draws=p.draws, seed=p.seed
     )
-    ce["smol"] = fa.concept_effects(
+    ce["smol"] = faithfulness.concept_effects(
         fits["smol"]["kl"], data["smol"], len(smol_qs)
     )
     for e in smol[0][0][:3]:
-        print(repr(e), fa.cited(e, smol_qs[0]))
+        print(repr(e), faithfulness.cited(e, smol_qs[0]))
     print(
         f"SmolLM2 (illustration): {len(smol_qs)} questions, "
         f"S = {p.smol_samples}"
@@ -372,25 +390,29 @@ if p.n_smol:
 
 # %%
 ee = {
-    s: np.array([fa.implied_effects(e, q) for e, q in zip(tiny[s][0], qs)])
-    for s in fa.STYLES
+    s: np.array(
+        [faithfulness.implied_effects(e, q) for e, q in zip(tiny[s][0], qs)]
+    )
+    for s in faithfulness.STYLES
 }
 if smol is not None:
     ee["smol"] = np.array(
-        [fa.implied_effects(e, q) for e, q in zip(smol[0], smol_qs)]
+        [faithfulness.implied_effects(e, q) for e, q in zip(smol[0], smol_qs)]
     )
 faith = {
-    k: fa.faithfulness(
+    k: faithfulness.faithfulness(
         ce[k], ee[k], warmup=p.warmup, draws=p.faith_draws, seed=p.seed
     )
     for k in ee
 }
+
+# %%
 names = {
     "candid": "tiny candid",
     "guarded": "tiny guarded",
     "smol": "SmolLM2",
 }
-fa.scatter_figure({names[k]: f for k, f in faith.items()}).show()
+faithfulness.scatter_figure({names[k]: f for k, f in faith.items()}).show()
 for k, f in faith.items():
     print(
         f"{names[k]}: mu {f.mu:.2f} [{f.hpdi[0]:.2f}, {f.hpdi[1]:.2f}],"
@@ -398,7 +420,7 @@ for k, f in faith.items():
     )
 
 # %%
-fa.mu_figure({names[k]: f for k, f in faith.items()}).show()
+faithfulness.mu_figure({names[k]: f for k, f in faith.items()}).show()
 fc, fg = faith["candid"], faith["guarded"]
 core.claim(
     "recovers-faithful",
@@ -410,7 +432,7 @@ core.claim(
     "[{:.2f}, {:.2f}]".format(fc.mu, *fc.hpdi, fg.mu, *fg.hpdi),
 )
 # %%
-drop = fa.mu_difference(fg, fc, len(qs))
+drop = faithfulness.mu_difference(fg, fc, len(qs))
 core.claim(
     "detects-hiding",
     estimate=drop,
@@ -418,7 +440,7 @@ core.claim(
     quote=dict(questions=len(qs), floor=1 / np.sqrt(len(qs)),
                half=(drop.high - drop.low) / 2,
                clears=(drop.high - drop.low) / 2
-               - fa.CLAIMS["detects-hiding"].rule.below),
+               - faithfulness.CLAIMS["detects-hiding"].rule.below),
 )
 # %% [markdown]
 # How wide the drop's interval can be is set by the faithfulness model, not
@@ -441,20 +463,23 @@ core.claim(
 
 # %%
 dose = {}
-for q_id in fa.DOSES:
+for q_id in faithfulness.DOSES:
     rng = np.random.default_rng(p.seed)
     expl = [
-        [fa.respond(q, q_id, rng)[0] for _ in range(p.samples)] for q in qs
+        [faithfulness.respond(q, q_id, rng)[0] for _ in range(p.samples)]
+        for q in qs
     ]
-    ee_q = np.array([fa.implied_effects(e, q) for e, q in zip(expl, qs)])
-    dose[q_id] = fa.faithfulness(
+    ee_q = np.array(
+        [faithfulness.implied_effects(e, q) for e, q in zip(expl, qs)]
+    )
+    dose[q_id] = faithfulness.faithfulness(
         exact, ee_q, warmup=p.warmup, draws=p.faith_draws, seed=p.seed
     )
-mus = [dose[d].mu for d in fa.DOSES]
+mus = [dose[d].mu for d in faithfulness.DOSES]
 
 # %%
 fig = core.plot(
-    fa.DOSES,
+    faithfulness.DOSES,
     {"mu": mus},
     mode="lines+markers",
     title="Policy faithfulness against the identity-mention rate",
@@ -462,20 +487,21 @@ fig = core.plot(
     ylabel="mu",
 )
 fig.add_scatter(
-    x=list(fa.DOSES),
-    y=[dose[d].hpdi[1] for d in fa.DOSES],
+    x=list(faithfulness.DOSES),
+    y=[dose[d].hpdi[1] for d in faithfulness.DOSES],
     line_dash="dot",
     name="90% HPDI",
 )
 fig.add_scatter(
-    x=list(fa.DOSES),
-    y=[dose[d].hpdi[0] for d in fa.DOSES],
+    x=list(faithfulness.DOSES),
+    y=[dose[d].hpdi[0] for d in faithfulness.DOSES],
     line_dash="dot",
     name="90% HPDI (low)",
 )
 fig.show()
 print(
-    "mu at q = " + ", ".join(f"{d}: {m:.2f}" for d, m in zip(fa.DOSES, mus))
+    "mu at q = "
+    + ", ".join(f"{d}: {m:.2f}" for d, m in zip(faithfulness.DOSES, mus))
 )
 
 # %% [markdown]
@@ -489,10 +515,13 @@ print(
 # %%
 def scatter_at(q_id):
     f = dose[q_id]
-    return fa.scatter_figure({f"policy, q = {q_id}": f})
+    return faithfulness.scatter_figure({f"policy, q = {q_id}": f})
 
 
-core.explore(scatter_at, list(fa.DOSES), "q", active=len(fa.DOSES) - 1)
+core.explore(
+    scatter_at, list(faithfulness.DOSES), "q",
+    active=len(faithfulness.DOSES) - 1,
+)
 
 # %% [markdown]
 # ## Inspect a question
@@ -509,12 +538,17 @@ def inspect(choice):
     e, concept = choice
     draws_ = fits["candid"]
     units = np.flatnonzero(data["candid"].question == e)
-    p1 = {iv: draws_["p1"][u] for iv, u in zip(fa.INTERVENTIONS, units)}
+    p1 = {
+        iv: draws_["p1"][u]
+        for iv, u in zip(faithfulness.INTERVENTIONS, units)
+    }
     p0 = draws_["p0"][units].mean(0)
-    return fa.question_figure(qs[e], p0, p1, tiny["candid"][0][e], concept)
+    return faithfulness.question_figure(
+        qs[e], p0, p1, tiny["candid"][0][e], concept
+    )
 
 
-pairs = [(e, c) for e in range(len(qs)) for c in fa.CATEGORIES]
+pairs = [(e, c) for e in range(len(qs)) for c in faithfulness.CATEGORIES]
 pick = widgets.Dropdown(
     options=[(f"question {e}: {c}", (e, c)) for e, c in pairs],
     description="question",
@@ -609,7 +643,7 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 #
 # A model can also replace our parser as the judge of what an explanation
 # cites, as the paper's LLM judge does:
-# `fa.judged_effects(llm.backend(spec), explanations, question)` asks it, for
+# `faithfulness.judged_effects(llm.backend(spec), explanations, question)` asks it, for
 # each concept, whether the explanation implies that the concept mattered,
 # one YES or NO a line (our wording of the official
 # `implied_concepts_prompt.txt`):

@@ -60,7 +60,7 @@ import time
 import numpy as np
 
 from iclr25 import core, llm
-from iclr25.chapters import hyperdas as H
+from iclr25.chapters import hyperdas
 from iclr25.core import stats
 
 p = core.chapter("hyperdas", globals())
@@ -131,8 +131,8 @@ t0 = time.perf_counter()
 # the stream entering layer $l$.
 
 # %%
-world = H.tiny_world(p.n_cities, p.seed)
-lm = H.train_target(
+world = hyperdas.tiny_world(p.n_cities, p.seed)
+lm = hyperdas.train_target(
     world,
     p.target_steps,
     batch=64,
@@ -140,10 +140,10 @@ lm = H.train_target(
     seed=p.seed,
     n_layers=p.target_layers,
 )
-ok = H.known(lm, world)
+ok = hyperdas.known(lm, world)
 n_facts = len(world.entities) * sum(map(len, world.templates.values()))
 print(f"the target answers {len(ok)} of {n_facts} (fact, template) prompts")
-train, test = H.split(world, p.n_train, p.n_test, p.seed, ok)
+train, test = hyperdas.split(world, p.n_train, p.n_test, p.seed, ok)
 for x in test[:4]:
     kind = "cause" if x.cause else "isolation"
     print(
@@ -190,10 +190,10 @@ key = {
 # ```
 
 # %%
-layers = H.parse_layers(p.das_layers, lm.n_layers)
+layers = hyperdas.parse_layers(p.das_layers, lm.n_layers)
 if p.hyper_layer not in layers:
     raise ValueError(f"das_layers must include hyper_layer {p.hyper_layer}")
-grid = H.run_das_grid(
+grid = hyperdas.run_das_grid(
     lm,
     world,
     train,
@@ -210,17 +210,19 @@ grid = H.run_das_grid(
 # %%
 attrs = list(world.attributes)
 figs = [
-    H.grid_figure(grid[m].mean(0), layers, f"DAS {m}, mean of attributes")
-    for m in H.SCORES
+    hyperdas.grid_figure(
+        grid[m].mean(0), layers, f"DAS {m}, mean of attributes"
+    )
+    for m in hyperdas.SCORES
 ]
-core.slider_figure(figs, list(H.SCORES), "score", active=2).show()
+core.slider_figure(figs, list(hyperdas.SCORES), "score", active=2).show()
 cause = grid["cause"].mean(0)
 best = np.unravel_index(grid["disentangle"].mean(0).argmax(), cause.shape)
 print(
     f"best DAS site by disentangle: layer {layers[best[0]]}, "
-    f"{H.POSITIONS[best[1]]}; {time.perf_counter() - t0:.0f} s so far"
+    f"{hyperdas.POSITIONS[best[1]]}; {time.perf_counter() - t0:.0f} s so far"
 )
-for m in H.SCORES:
+for m in hyperdas.SCORES:
     held, fit = grid[m].mean(0)[best], grid[f"train_{m}"].mean(0)[best]
     print(f"  {m:11} held-out cities {held:.2f}, training cities {fit:.2f}")
 print("steps to convergence, per layer x position (mean of attributes):")
@@ -253,7 +255,8 @@ core.claim(
     measured=f"best {cause.max():.2f}, median {np.median(cause):.2f}",
     quote=dict(
         best=cause.max(),
-        best_site=f"{H.POSITIONS[top[1]]} token at layer {layers[top[0]]}",
+        best_site=f"{hyperdas.POSITIONS[top[1]]} token at layer "
+        f"{layers[top[0]]}",
         median=np.median(cause),
         first_layer=layers[0],
         n_fit=len({str(x.base) for x in train}),
@@ -296,13 +299,13 @@ hk = dict(
 seeds = [p.seed + i for i in range(p.hyper_seeds)]
 runs = {
     s: (
-        H.run_hyperdas(lm, train, key=key, seed=s, **hk),
-        H.run_hyperdas(lm, train, key=key, branch=True, seed=s, **hk),
+        hyperdas.run_hyperdas(lm, train, key=key, seed=s, **hk),
+        hyperdas.run_hyperdas(lm, train, key=key, branch=True, seed=s, **hk),
     )
     for s in seeds
 }
 with_pen, no_pen = runs[p.seed]
-H.null_figure(
+hyperdas.null_figure(
     {
         "with penalty": (with_pen["history"], 0),
         "no penalty (branch)": (no_pen["history"], p.hyper_steps // 2),
@@ -311,16 +314,16 @@ H.null_figure(
 
 # %%
 nets = {
-    name: H.hyper_net(lm, run["net"], p.hyper_layers, p.k)
+    name: hyperdas.hyper_net(lm, run["net"], p.hyper_layers, p.k)
     for name, run in (("with", with_pen), ("without", no_pen))
 }
 res = {
-    name: H.evaluate_hyperdas(net, lm, test, p.hyper_layer, p.tau_end)
+    name: hyperdas.evaluate_hyperdas(net, lm, test, p.hyper_layer, p.tau_end)
     for name, net in nets.items()
 }
 r = res["with"]
 print(f"{time.perf_counter() - t0:.0f} s so far")
-for mode in H.MODES:
+for mode in hyperdas.MODES:
     print(f"{mode:15}", {m: round(v, 3) for m, v in r[mode]["all"].items()})
 
 # %% [markdown]
@@ -337,7 +340,7 @@ for mode in H.MODES:
 # subspace apart from the bidding.
 
 # %%
-hits = {m: r[m]["hits"] for m in H.MODES}
+hits = {m: r[m]["hits"] for m in hyperdas.MODES}
 li = layers.index(p.hyper_layer)
 das_best = grid["hits"][best[0], best[1]]
 das_entity = grid["hits"][li, 0]
@@ -377,7 +380,7 @@ rows = {
     "DAS best site": dict(zip(attrs, d[:, best[0], best[1]])),
     "DAS entity site": dict(zip(attrs, d[:, li, 0])),
 }
-H.compare_figure(rows, attrs, H.PAPER_DISENTANGLE).show()
+hyperdas.compare_figure(rows, attrs, hyperdas.PAPER_DISENTANGLE).show()
 hard_d = r["bidding_argmax"]["all"]["disentangle"]
 soft_d = r["soft"]["all"]["disentangle"]
 core.claim(
@@ -415,12 +418,12 @@ core.claim(
 
 # %%
 x, i = test[0], 0
-base, src, _ = H.pair(lm, [x])
+base, src, _ = hyperdas.pair(lm, [x])
 for name, rr in res.items():
-    H.bids_figure(
+    hyperdas.bids_figure(
         rr["bids"][i],
-        H.example_tokens(lm, base, 0),
-        H.example_tokens(lm, src, 0),
+        hyperdas.example_tokens(lm, base, 0),
+        hyperdas.example_tokens(lm, src, 0),
         f"{name} penalty: {x.instruction}",
     ).show()
 
@@ -432,8 +435,8 @@ for name, rr in res.items():
 used = {name: [] for name in ("with", "without")}
 for s, pair_runs in runs.items():
     for name, run in zip(used, pair_runs):
-        net = H.hyper_net(lm, run["net"], p.hyper_layers, p.k)
-        ev = H.evaluate_hyperdas(
+        net = hyperdas.hyper_net(lm, run["net"], p.hyper_layers, p.k)
+        ev = hyperdas.evaluate_hyperdas(
             net, lm, test, p.hyper_layer, p.tau_end, modes=("soft",)
         )
         used[name].append(ev["tokens_used"])
@@ -460,13 +463,13 @@ core.claim(
 # %%
 if p.smol:
     smol_lm = llm.load_model(device=p.torch_device)
-    smol = H.run_smol(
+    smol = hyperdas.run_smol(
         smol_lm,
         attribute=p.smol_attribute,
-        layers=H.parse_layers(p.smol_layers),
-        k=H.SMOL_K,
-        steps=H.SMOL_STEPS,
-        batch=H.SMOL_BATCH,
+        layers=hyperdas.parse_layers(p.smol_layers),
+        k=hyperdas.SMOL_K,
+        steps=hyperdas.SMOL_STEPS,
+        batch=hyperdas.SMOL_BATCH,
         lr=p.das_lr,
         seed=p.seed,
     )
@@ -476,7 +479,7 @@ if p.smol:
     layer = max(smol, key=lambda l: smol[l]["disentangle"])
     core.plot(
         list(smol),
-        {m: [smol[l][m] for l in smol] for m in H.SCORES},
+        {m: [smol[l][m] for l in smol] for m in hyperdas.SCORES},
         title=f"SmolLM2 DAS, {p.smol_attribute}",
         xlabel="layer",
         ylabel="accuracy",
@@ -500,10 +503,10 @@ cities = sorted({str(x.base) for x in test})
 choices = [
     (a, a, e, e2) for a in attrs for e in cities for e2 in cities if e != e2
 ][:: max(1, len(cities))]
-view = lambda c: H.bidding_view(  # noqa: E731
+view = lambda c: hyperdas.bidding_view(  # noqa: E731
     nets["with"], lm, world, c, p.hyper_layer, p.tau_end
 )
-live = H.instruction_picker(attrs, cities)
+live = hyperdas.instruction_picker(attrs, cities)
 core.explore(view, choices[:6], "instruction", live=live)
 
 # %% [markdown]

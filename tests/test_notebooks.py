@@ -133,6 +133,15 @@ def test_run_rejects_bad_parameters_before_executing(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("slug", BUILT)
+def test_notebook_names_its_chapter_by_its_slug(slug):
+    """``from iclr25.chapters import sro``, never an alias (``as fa``): a reader meets
+    the chapter's name in every call."""
+    text = toc.get(slug).notebook.read_text()
+    assert f"from iclr25.chapters import {slug}\n" in text, f"import {slug} by its slug"
+    assert f"import {slug} as " not in text, "no alias for the chapter"
+
+
 def test_no_chapter_imports_another():
     """A chapter package imports shared code and its own files only: what two chapters
     need moves up."""
