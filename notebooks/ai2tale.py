@@ -425,7 +425,7 @@ core.claim(
 # Label-Accuracy and CTP. Per test email the score is half its correctness
 # plus, on phishing emails, half its CTP share divided by the phishing
 # share; its mean is the headline. The claim compares AI2TALE with the
-# strongest baseline, paired by email.
+# strongest baseline, paired by training seed and email.
 
 
 # %%
