@@ -235,7 +235,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         "and controls on the cohort's training subjects; paired by cohort",
         gap=Gap(
             "{measured}: {estimate:.3f}, [{low:.3f}, {high:.3f}] over {n} cohorts. On "
-            "this generator the better control's attention finds the planted ROIs about "
+            "this generator the better control's ranking finds the planted ROIs about "
             "as well as BrainOOD's, cohort for cohort: the planted sub-network is one set "
             "of ROIs shared by every subject, which an edge extractor trained on the "
             "labels can find without BrainOOD's shared mask or its alignment. Data whose "
