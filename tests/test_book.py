@@ -112,9 +112,6 @@ UNDER_REPLICATED = {
     "hyperdas": {"beats-noop", "hyperdas-matches", "hyperdas-locates", "hard-vs-soft",
                  "sparsity"},
     "mcqa": {"tiny-sparse-heads", "tiny-learned-seeds", "tiny-formats"},
-    "tgbseq": {"graphmixer_drop", "graphmixer_strong_on_repeats", "dygformer_drop",
-               "dygformer_strong_on_repeats", "sasrec_learns", "sasrec_ahead",
-               "jodie_above_gnns", "graphmixer_unseen_lower", "dygformer_unseen_lower"},
 }  # fmt: skip
 """The claims decided by an interval that rest on fewer than five training runs and name
 no one model they are about (:func:`iclr25.core.under_replicated`), chapter by chapter,

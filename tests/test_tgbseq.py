@@ -56,6 +56,16 @@ def test_benchmark_stores_fixed_negatives_for_test_positives(stream):
     np.testing.assert_array_equal(bench.negatives, again.negatives)
 
 
+def test_validation_sample_does_not_move_with_the_test_sample(stream):
+    few = tgbseq.benchmark(stream, 20, 30, seed=0, max_val=40)
+    every = tgbseq.benchmark(stream, 20, 0, seed=0, max_val=40)
+    np.testing.assert_array_equal(few.val_idx, every.val_idx)
+    np.testing.assert_array_equal(few.val_negatives, every.val_negatives)
+    test = np.arange(every.n_train + every.n_val, len(stream))
+    np.testing.assert_array_equal(every.eval_idx, test)  # 0: every test positive
+    assert len(few.eval_idx) == 30
+
+
 def test_mrr_on_hand_made_rankings():
     pos = np.array([0.9, 0.5, 0.1])
     neg = np.array([[0.1, 0.5], [0.9, 0.5], [0.2, 0.3]])
@@ -312,6 +322,32 @@ def test_epoch_runner_trains_one_epoch_per_call_as_fit_does(name, stream):
     assert first == pytest.approx(fitted.losses[0])
     assert interactions == fitted.interactions > 0
     assert np.isfinite(epoch(1))
+
+
+@pytest.mark.parametrize("name", ["EdgeBank", "GraphMixer", "DyGFormer", "SASRec", "JODIE"])
+def test_cached_weights_test_as_the_selected_model_does(name, stream):
+    bench = tgbseq.benchmark(stream, 20, 20, seed=0)
+    kw = dict(lr=0.01, batch_size=16, dim=8, neighbors=4, seed=0, patience=1)
+    fitted = tgbseq.fit(name, bench, epochs=3, **kw)
+    kept = tgbseq.train(name, bench, epochs=3, **kw)
+    assert all(v.device.type == "cpu" for v in kept["state"].values())
+    tested = tgbseq.evaluate_trained(name, bench, kept, batch_size=16, dim=8, neighbors=4)
+    np.testing.assert_allclose(tested["rr"], tgbseq.evaluate(fitted.model, bench).rr)
+    assert tested["epochs_run"] == len(fitted.losses)
+
+
+def test_jodie_updates_memory_with_an_rnn_cell_and_standardised_time_shifts():
+    s = hand_stream([(0, 1), (1, 1), (0, 2), (0, 1)])
+    model = tgbseq.JODIE(tgbseq.RecentNeighbors(s), dim=4, batch_size=2, n_train=3)
+    assert isinstance(model.rnn, torch.nn.RNNCell)
+    # DyGLib's shifts over the first three interactions: users 0, 1, 0 at times 1, 2, 3
+    # shift 1 - 0, 2 - 0, 3 - 1; items 1, 1, 2: 1 - 0, 2 - 1, 3 - 0
+    users, items = [1.0, 2.0, 2.0], [1.0, 1.0, 3.0]
+    np.testing.assert_allclose(tgbseq.time_shifts(s.src[:3], s.t[:3]), [1, 2, 2])
+    np.testing.assert_allclose(tgbseq.time_shifts(s.dst[:3], s.t[:3]), [1, 1, 3])
+    mean, std = model.shift
+    np.testing.assert_allclose(mean, [np.mean(users)] * 2 + [np.mean(items)] * 3)
+    np.testing.assert_allclose(std, [np.std(users)] * 2 + [np.std(items)] * 3)
 
 
 def test_epoch_runner_refuses_edgebank(stream):

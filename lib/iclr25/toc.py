@@ -90,7 +90,7 @@ ALL: tuple[Chapter, ...] = (
     Chapter(
         "enumerative", "Transformers for psi-class intersection numbers", _RELIABLE, one_off_s=180
     ),
-    Chapter("tgbseq", "TGB-Seq: temporal links with sequential dynamics", _GRAPHS, one_off_s=120),
+    Chapter("tgbseq", "TGB-Seq: temporal links with sequential dynamics", _GRAPHS, one_off_s=600),
     Chapter("kbg", "Knowledge Benchmark Graph for GNN design", _GRAPHS, one_off_s=300),
     Chapter("brainood", "BrainOOD: OOD-generalisable brain-network GNNs", _GRAPHS, one_off_s=600),
 )

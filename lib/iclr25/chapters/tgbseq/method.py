@@ -216,19 +216,22 @@ def benchmark(
 ) -> Benchmark:
     """Split ``stream``, draw the fixed negatives and record the repeated-edge ratios.
 
-    At most ``max_eval`` test positives and ``max_val`` validation positives
-    (``max_eval`` by default) are evaluated: uniform samples, in time order.
+    At most ``max_eval`` test positives (0: all of them, as TGB-Seq ranks them) and
+    ``max_val`` validation positives (``max_eval`` by default) are evaluated: uniform
+    samples, in time order. The validation sample is drawn first, so that the
+    positives a model is selected on do not change with ``max_eval``.
     """
     n_train, n_val = chronological_split(stream)
     rng = np.random.default_rng(seed)
     max_val = max_eval if max_val is None else max_val
 
     def sample(a: int, b: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-        idx = np.sort(rng.choice(np.arange(a, b), size=min(size, b - a), replace=False))
+        size = b - a if size == 0 else min(size, b - a)
+        idx = np.sort(rng.choice(np.arange(a, b), size=size, replace=False))
         return idx, sample_negatives(stream.dst[idx], stream.n_items, n_negatives, rng)
 
-    eval_idx, negatives = sample(n_train + n_val, len(stream), max_eval)
     val_idx, val_negatives = sample(n_train, n_train + n_val, max_val)
+    eval_idx, negatives = sample(n_train + n_val, len(stream), max_eval)
     return Benchmark(
         stream,
         n_train,
@@ -486,6 +489,27 @@ def epoch_runner(
     return epoch, interactions
 
 
+def make_model(
+    name: str, bench: Benchmark, *, dim: int, neighbors: int, batch_size: int
+) -> EdgeBank | TemporalLinkModel:
+    """A fresh model ``name`` (one of :data:`MODELS`) for the stream of ``bench``, with
+    the chapter's widths: every model ``dim`` wide (DyGFormer's channels ``dim`` / 2),
+    ``neighbors`` recent links per node (SASRec: its sequence length)."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; accepted: {', '.join(MODELS)}")
+    stream = bench.stream
+    if name == "EdgeBank":
+        return EdgeBank(stream)
+    sampler = RecentNeighbors(stream)
+    if name == "GraphMixer":
+        return GraphMixer(sampler, k=neighbors, dim=dim)
+    if name == "DyGFormer":
+        return DyGFormer(sampler, seq_len=neighbors, dim=dim // 2)
+    if name == "JODIE":
+        return JODIE(sampler, dim=dim, batch_size=batch_size, n_train=bench.n_train)
+    return SASRec(sampler, stream.n_items, max_len=neighbors, dim=dim)
+
+
 def _setup(
     name: str,
     bench: Benchmark,
@@ -500,18 +524,9 @@ def _setup(
     interactions an epoch trains on."""
     if name not in MODELS or name == "EdgeBank":
         raise ValueError(f"no trainable model {name!r}; accepted: {', '.join(MODELS[1:])}")
-    stream = bench.stream
     core.seed_everything(seed)
     rng = np.random.default_rng(seed)
-    sampler = RecentNeighbors(stream)
-    if name == "GraphMixer":
-        model: TemporalLinkModel = GraphMixer(sampler, k=neighbors, dim=dim)
-    elif name == "DyGFormer":
-        model = DyGFormer(sampler, seq_len=neighbors, dim=dim // 2)  # channels of dim / 2
-    elif name == "JODIE":
-        model = JODIE(sampler, dim=dim, batch_size=batch_size)
-    else:
-        model = SASRec(sampler, stream.n_items, max_len=neighbors, dim=dim)
+    model = make_model(name, bench, dim=dim, neighbors=neighbors, batch_size=batch_size)
     model.to(device)
     if isinstance(model, SASRec):
         return model, *_sasrec_batches(model, bench, batch_size, rng)
@@ -615,17 +630,45 @@ def evaluate(
     )
 
 
-def train_and_evaluate(name: str, bench: Benchmark, **fit_args) -> dict[str, Any]:
-    """:func:`fit` model ``name`` with ``fit_args``, then :func:`evaluate` it on the test
-    positives: the numbers the chapter keeps (plain floats and lists of them, so they can
-    be cached), with each test positive's reciprocal rank (``rr``) and seen flag.
+def train(name: str, bench: Benchmark, **fit_args) -> dict[str, Any]:
+    """:func:`fit` model ``name`` with ``fit_args`` and keep what can be cached apart from
+    any evaluation: the selected epoch's weights (``state``, on the CPU) and the record
+    of its training."""
+    trained = fit(name, bench, **fit_args)
+    state = {} if name == "EdgeBank" else trained.model.state_dict()
+    return {
+        "state": {k: v.detach().cpu() for k, v in state.items()},
+        "epochs_run": float(len(trained.losses)),
+        "best_epoch": float(trained.best_epoch + 1),
+        "seconds_per_epoch": trained.seconds_per_epoch,
+        "interactions": float(trained.interactions),
+    }
+
+
+def evaluate_trained(
+    name: str,
+    bench: Benchmark,
+    trained: dict[str, Any],
+    *,
+    dim: int,
+    neighbors: int,
+    batch_size: int,
+    device: str | torch.device = "cpu",
+) -> dict[str, Any]:
+    """:func:`evaluate` model ``name`` with the weights of ``trained`` (:func:`train`) on
+    the test positives of ``bench``: the numbers the chapter keeps (plain floats and
+    lists of them, so they can be cached), with each test positive's reciprocal rank
+    (``rr``) and seen flag, and the training record beside them.
 
     ``tie_gap`` (benchmarks with one negative per positive, as the toy) is the largest
     |score(positive) - score(negative)| over the test positives: 0 when the model cannot
     tell the two candidates apart.
     """
-    trained = fit(name, bench, **fit_args)
-    e = evaluate(trained.model, bench)
+    model = make_model(name, bench, dim=dim, neighbors=neighbors, batch_size=batch_size)
+    if name != "EdgeBank":
+        model.load_state_dict(trained["state"])
+        model.to(device)
+    e = evaluate(model, bench)
     out = {
         "mrr": e.mrr,
         "rr": [float(x) for x in e.rr],
@@ -634,15 +677,12 @@ def train_and_evaluate(name: str, bench: Benchmark, **fit_args) -> dict[str, Any
         "unseen": e.mrr_unseen,
         "share_seen": e.share_seen,
         "ap": e.ap,
-        "epochs_run": float(len(trained.losses)),
-        "best_epoch": float(trained.best_epoch + 1),
-        "seconds_per_epoch": trained.seconds_per_epoch,
-        "interactions": float(trained.interactions),
+        **{k: v for k, v in trained.items() if k != "state"},
     }
     if bench.negatives.shape[1] == 1:
         s, i = bench.stream, bench.eval_idx
-        pos = trained.model.score(s.src[i], s.dst[i], s.t[i])
-        neg = trained.model.score(s.src[i], bench.negatives[:, 0], s.t[i])
+        pos = model.score(s.src[i], s.dst[i], s.t[i])
+        neg = model.score(s.src[i], bench.negatives[:, 0], s.t[i])
         out["tie_gap"] = float(np.abs(pos - neg).max())
     return out
 

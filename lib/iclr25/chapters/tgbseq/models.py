@@ -316,24 +316,31 @@ class SASRec(TemporalLinkModel):
 
 
 class JODIE(TemporalLinkModel):
-    """JODIE (Kumar et al. 2019) as DyGLib / TGB-Seq run it: TGN's memory with JODIE's
-    time-projection embedding.
+    """JODIE (Kumar et al. 2019) as DyGLib / TGB-Seq run it: a memory per node, updated
+    by an RNN cell, and JODIE's time-projection embedding.
 
     Every node x keeps a memory s_x, zero at the start of the stream. The stream is read
     in chronological batches; an interaction (u, v, t) leaves each end a raw message
     [s_self ; s_other ; phi(t - t_last) ; edge features] (the memory models' identity
     message), only the latest per node is kept (TGB-Seq's "last" aggregation), and the
-    batch after, a GRU cell updates the memory with it: s_x <- GRU(message, s_x). The
-    embedding of x at query time t is JODIE's time projection
-    h_x = s_x * (1 + W (t - t_last) / scale) (TGN differs in this step only: its graph
-    attention over the neighbours' memories is not built here), and DyGLib's MLP
-    classifier scores [h_u ; h_v]. A query at time t sees the memory after every batch
-    whose interactions all precede t; training backpropagates through the latest memory
-    update.
+    batch after, an RNN cell updates the memory with it: s_x <- RNN(message, s_x)
+    (DyGLib's JODIE; its TGN has a GRU here). The embedding of x at query time t is
+    JODIE's time projection h_x = s_x * (1 + W dt), where dt is the time since x's last
+    update, standardised by the mean and standard deviation of the users' (or the
+    items') time shifts in the training split, as DyGLib standardises them (TGN differs
+    in this step: its graph attention over the neighbours' memories is not built
+    here), and DyGLib's MLP classifier scores [h_u ; h_v]. A query at time t sees the
+    memory after every batch whose interactions all precede t; training
+    backpropagates through the latest memory update.
     """
 
     def __init__(
-        self, sampler: RecentNeighbors, dim: int = 32, batch_size: int = 200, dropout: float = 0.1
+        self,
+        sampler: RecentNeighbors,
+        dim: int = 32,
+        batch_size: int = 200,
+        dropout: float = 0.1,
+        n_train: int | None = None,
     ):
         super().__init__(sampler)
         s = sampler.stream
@@ -341,11 +348,16 @@ class JODIE(TemporalLinkModel):
         feat = np.zeros((s.n_items, 0)) if s.item_feat is None else s.item_feat
         self.register_buffer("feat", torch.as_tensor(feat, dtype=torch.float32), persistent=False)
         self.time = TimeEncoder(dim, trainable=True)
-        self.gru = nn.GRUCell(3 * dim + feat.shape[1], dim)
+        self.rnn = nn.RNNCell(3 * dim + feat.shape[1], dim)
         self.project = nn.Linear(1, dim)
         self.dropout = nn.Dropout(dropout)
         self.classifier = MergeLayer(dim)
-        self.scale = float(np.ptp(s.t) + 1.0) * self.n_nodes / (2 * len(s))  # mean gap of a node
+        end = len(s) if n_train is None else n_train
+        shift = [time_shifts(ids[:end], s.t[:end]) for ids in (s.src, s.dst)]
+        mean, std = (np.array([stat(shift[0]), stat(shift[1])]) for stat in (np.mean, np.std))
+        std = np.where(std > 0, std, 1.0)  # a kind whose shifts are all equal: no scale
+        counts = [s.n_users, s.n_items]  # per node, the statistics of its kind
+        self.shift = (np.repeat(mean, counts), np.repeat(std, counts))
         self.reset_memory()
 
     def reset_memory(self) -> None:
@@ -366,7 +378,7 @@ class JODIE(TemporalLinkModel):
         message = torch.cat(
             [self.memory[node], self.memory[other], self.time(gap), self.feat[item]], -1
         )
-        memory = self.memory.index_put((node,), self.gru(message, self.memory[node]))
+        memory = self.memory.index_put((node,), self.rnn(message, self.memory[node]))
         return memory, self.last.index_put((node,), when)
 
     def commit(self, memory: torch.Tensor, last: torch.Tensor, events: np.ndarray) -> None:
@@ -386,9 +398,10 @@ class JODIE(TemporalLinkModel):
     def embed(
         self, memory: torch.Tensor, last: torch.Tensor, nodes: np.ndarray, t: np.ndarray
     ) -> torch.Tensor:
+        mean, std = (torch.as_tensor(a[nodes], device=memory.device) for a in self.shift)
         nodes = torch.as_tensor(nodes, device=memory.device)
-        gap = (torch.as_tensor(t, device=memory.device) - last[nodes]).float() / self.scale
-        return self.dropout(memory[nodes] * (1 + self.project(gap.unsqueeze(-1))))
+        gap = (torch.as_tensor(t, device=memory.device) - last[nodes] - mean) / std
+        return self.dropout(memory[nodes] * (1 + self.project(gap.float().unsqueeze(-1))))
 
     def batch_loss(self, batch: tuple[np.ndarray, ...]) -> torch.Tensor:
         """BCE of one training batch (event indices, negative items), then its messages."""
@@ -425,6 +438,17 @@ class JODIE(TemporalLinkModel):
                 self.commit(memory, last, events)
         self.reset_memory()
         return out
+
+
+def time_shifts(nodes: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Each interaction's time since the previous one of its node (since 0 for the
+    node's first), over interactions in time order: DyGLib's time shifts, whose mean
+    and standard deviation standardise JODIE's time projection."""
+    order = np.argsort(nodes, kind="stable")  # by node, in time order within a node
+    n, times = nodes[order], t[order].astype(np.float64)
+    previous = np.r_[0.0, times[:-1]]
+    previous[np.r_[True, n[1:] != n[:-1]]] = 0.0
+    return times - previous
 
 
 # ---------------------------------------------------------------------------------
