@@ -169,7 +169,7 @@ pd.DataFrame({f"{NAMES.get(k, 'sweep')} (repeat {k[0]:g})": stream_row(k)
 # strictly before the query time, so the same index serves training and test without
 # leaking the future.
 #
-# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/method.py
+# ```{literalinclude} ../lib/iclr25/chapters/tgbseq/stream.py
 # :pyobject: RecentNeighbors
 # ```
 #
@@ -240,6 +240,7 @@ PCFG = {k: getattr(p, k) for k in tgbseq.PARAMETERS
         if k not in ("device", "max_eval", "n_seeds", "seed")}
 
 
+# %%
 def result(key, name, seed):
     """Test numbers of model `name` trained with `seed` on stream `key`."""
     config = dict(PCFG, repeat=key[0], features=key[1], model=name,

@@ -104,7 +104,6 @@ def imports_within(package: str = "iclr25") -> dict[str, set[str]]:
 
 
 KNOWN_CIRCLES = {
-    frozenset({"iclr25.chapters.tgbseq.method", "iclr25.chapters.tgbseq.models"}),
     frozenset({"iclr25.core.params", "iclr25.core.plots"}),
     frozenset({"iclr25.editing.evaluation", "iclr25.editing.facts"}),
     frozenset({"iclr25.editing.edits", "iclr25.editing.evaluation", "iclr25.editing.facts"}),

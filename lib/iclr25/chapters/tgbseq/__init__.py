@@ -38,11 +38,12 @@ over a stream, where the evaluation here replays the stream for arbitrary query 
 GraphMixer, DyGFormer and SASRec are not in a pip package that installs beside this
 torch (DyGLib and the official codes are research repositories).
 
-Files: ``method.py`` holds the streams, the TGB-Seq protocol, the "recent" neighbour
-sampler, and the training and evaluation of the models; ``models.py`` the five models
-(EdgeBank, GraphMixer, DyGFormer, SASRec, JODIE) and the loss they train with;
-``figures.py`` the figure builders; this ``__init__`` the chapter's parameters, the
-constants of its runs and its claims registry.
+Files: ``stream.py`` holds a stream and the "recent" neighbour sampler that every
+model reads; ``method.py`` the generators, the TGB-Seq protocol, and the training and
+evaluation of the models; ``models.py`` the five models (EdgeBank, GraphMixer,
+DyGFormer, SASRec, JODIE) and the loss they train with; ``figures.py`` the figure
+builders; this ``__init__`` the chapter's parameters, the constants of its runs and
+its claims registry.
 """
 
 from __future__ import annotations
@@ -60,8 +61,6 @@ from iclr25.chapters.tgbseq.method import (
     Benchmark,
     Evaluation,
     Fit,
-    RecentNeighbors,
-    Stream,
     _even,
     _setup,
     average_precision,
@@ -96,6 +95,7 @@ from iclr25.chapters.tgbseq.models import (
     bce,
     time_shifts,
 )
+from iclr25.chapters.tgbseq.stream import RecentNeighbors, Stream
 from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import numpy as np
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from iclr25.chapters.tgbseq.method import Stream
+    from iclr25.chapters.tgbseq.stream import Stream
 
 # ---------------------------------------------------------------------------------
 # Figures

@@ -3,7 +3,7 @@
 EdgeBank (unlimited memory), GraphMixer, DyGFormer, SASRec and JODIE, a memory
 model, with DyGLib's time encoding and link classifier, and the binary cross-entropy
 against sampled negatives they train with. They read the stream through the "recent"
-neighbour sampler of ``method.py``.
+neighbour sampler of ``stream.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 if TYPE_CHECKING:
-    from iclr25.chapters.tgbseq.method import RecentNeighbors, Stream
+    from iclr25.chapters.tgbseq.stream import RecentNeighbors, Stream
 
 # ---------------------------------------------------------------------------------
 # Models: all score a batch of candidate links (user u, item v, time t)
