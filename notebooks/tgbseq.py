@@ -419,10 +419,11 @@ core.claim(
 );
 
 # %% [markdown]
-# SASRec's lead over GraphMixer and DyGFormer on this stream is no contest: the
+# SASRec's lead over GraphMixer and DyGFormer on this stream is not a claim: the
 # stream has no features, so neither model can tell one item from another except
-# by the times and co-occurrences of its links, while SASRec embeds every item.
-# The leads are printed as facts (over runs, as the claims):
+# by the times and co-occurrences of its links, while SASRec embeds every item,
+# and a lead is what that design hands it. The leads are printed as facts (over
+# runs, as the claims):
 
 # %%
 for m in GNNS:
