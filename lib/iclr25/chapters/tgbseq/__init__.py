@@ -121,10 +121,10 @@ PARAMETERS = {
     "toy_users": Param(
         1000, "users of the paper's toy (even; the official 1,000)", low=20, parser=_even
     ),
-    "epochs": Param(30, "most training epochs of the temporal GNNs", low=1),
+    "epochs": Param(50, "most training epochs of the temporal GNNs (DyGLib's 50)", low=1),
     "batch_size": Param(200, "training batch of the temporal GNNs (links)", low=8),
     "lr": Param(0.002, "Adam learning rate of the temporal GNNs", low=1e-5, high=1.0),
-    "epochs_sasrec": Param(40, "most training epochs of SASRec", low=1),
+    "epochs_sasrec": Param(200, "most training epochs of SASRec (its code's 201)", low=1),
     "lr_sasrec": Param(0.005, "Adam learning rate of SASRec", low=1e-5, high=1.0),
     "dim": Param(32, "hidden width of every model", low=8),
     "neighbors": Param(
