@@ -26,9 +26,9 @@ What is here:
   on validation MRR with early stopping, and (for the toy) average precision;
 * DyGLib's "recent" neighbour sampler (the k latest interactions strictly before t);
 * the models: EdgeBank (unlimited memory), GraphMixer, DyGFormer, the memory model
-  JODIE (TGN's memory with JODIE's embedding) and SASRec, trained as DyGLib / the
-  SASRec paper train them, with binary cross-entropy against one random negative item
-  per positive.
+  JODIE (DyGLib's: an RNN-cell memory and JODIE's embedding) and SASRec, trained as
+  DyGLib / the SASRec paper train them, with binary cross-entropy against one random
+  negative item per positive.
 
 Written by hand, and why: torch_geometric's ``LastNeighborLoader`` is a buffer that
 the caller fills batch by batch, so it cannot answer "the k latest links of node x
