@@ -299,7 +299,8 @@ def items(*keys):
 def row(k, m):
     ci = core.stats.two_stage(rr(k, m))
     return dict(stream=NAMES[k], model=m, MRR=mean(k, m), **{
-        "95% interval": f"[{ci.low:.3f}, {ci.high:.3f}]",
+        "95% interval": f"[{ci.low:.3f}, {ci.high:.3f}]"
+        if len(RUNS[k][m]) > 1 else "–",
         "runs": len(RUNS[k][m]), "sd (runs)": per_run(k, m).std(),
         "seen": mean(k, m, "seen"), "unseen": mean(k, m, "unseen"),
         "epochs run": mean(k, m, "epochs_run"),
@@ -313,7 +314,7 @@ pd.DataFrame(rows).set_index(["stream", "model"]).round(3)
 # %% [markdown]
 # The 95% interval of an MRR is over training runs: a two-stage bootstrap that
 # draws the runs, then the test positives within each drawn run, and takes the
-# t interval over runs (`nan` where there is one run); the standard deviation
+# t interval over runs (a dash where there is one run); the standard deviation
 # over runs shows how much one training run moves the MRR. A run whose "epochs
 # run" equals its cap (`epochs`, `epochs_sasrec`, the official schedules) was
 # ended by the cap, not by early stopping: its best validation MRR came within
