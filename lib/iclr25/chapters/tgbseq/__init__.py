@@ -257,9 +257,9 @@ CLAIMS: dict[str, ClaimSpec] = {
             "run than JODIE's (the standard deviations over runs in the table): early "
             "stopping with patience 5, on a validation sample of 100 positives, ends some "
             "runs on a plateau many epochs before others, and a run that stops early ranks "
-            "lower. Five runs then leave the interval wider than the distance between the "
-            "lead and the paper's 27 points; more runs, or model selection on more "
-            "validation positives, would decide it.",
+            "lower. Five such runs give a wide interval around the lead; more runs, or "
+            "model selection on more validation positives, would narrow it against the "
+            "paper's 27 points.",
             after_run=True,
         ),
     ),
