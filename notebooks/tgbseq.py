@@ -513,10 +513,11 @@ if len(SWEEP_KEYS) >= 3:
           f"{spearmanr(ratios, dyg).statistic:.2f}")
 
 # %% [markdown]
-# The sweep trains one run per stream, and the order it shows is the one the
-# generator and DyGFormer's co-occurrence counter set between them: the repeat
-# knob fixes how many test edges repeat, and the counter reports each one. Its
-# rank correlation is therefore printed as a fact, not decided as a claim.
+# The sweep trains one run per stream, and whatever order it shows, the
+# generator and DyGFormer's co-occurrence counter set it between them: the
+# repeat knob fixes how many test edges repeat, and the counter reports each
+# one. Its rank correlation is therefore printed as a fact, not decided as a
+# claim.
 
 # %% [markdown]
 # ## The paper's toy

@@ -3,8 +3,8 @@
 Generators of user-item streams with known dynamics and the paper's toy; the
 chronological split, the fixed negatives, MRR and the repeated-edge ratio; the
 training (validation MRR, early stopping) and the evaluation of the models of
-``models.py``, which read a stream through the sampler of ``stream.py``. The package's docstring
-(:mod:`iclr25.chapters.tgbseq`) says what each piece follows.
+``models.py``, which read a stream through the sampler of ``stream.py``. The
+package's docstring (:mod:`iclr25.chapters.tgbseq`) says what each piece follows.
 """
 
 from __future__ import annotations
