@@ -331,7 +331,22 @@ def test_the_grokking_transformer_reads_only_the_equals_position():
     h = model.embed(ids) + model.pos
     h = h + model.attn(h, h, h, need_weights=False)[0]
     h = h + model.mlp(h)
-    assert torch.allclose(model(ids), model.unembed(h[:, -1]), atol=1e-5)
+    step = model.from_embeddings(model.embed(ids))
+    assert torch.allclose(step, model.unembed(h[:, -1]), atol=1e-5)
+
+
+def test_the_grokking_transformers_tables_give_the_same_logits_and_gradients():
+    # forward looks keys, values and the query up per token; from_embeddings projects
+    torch.manual_seed(0)
+    model = sensitivity.OneLayerTransformer(7, dim=16, heads=4, hidden=32)
+    ids = torch.randint(0, 8, (20, 3))  # any token anywhere, "=" (7) included
+    fast = model(ids)
+    step = model.from_embeddings(model.embed(ids))
+    assert torch.allclose(fast, step, atol=1e-5)
+    weights = list(model.parameters())
+    grads = [torch.autograd.grad(out.square().sum(), weights) for out in (fast, step)]
+    for a, b in zip(*grads):
+        assert torch.allclose(a, b, atol=1e-4)
 
 
 def test_grok_stops_after_generalising_and_its_log_is_the_full_runs_prefix(tmp_path, monkeypatch):
