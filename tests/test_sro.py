@@ -4,6 +4,7 @@ Iterative SRO."""
 import numpy as np
 import pytest
 import scipy.linalg
+from scipy.sparse.linalg import LinearOperator
 from sklearn.linear_model import Lasso
 
 from iclr25.chapters import sro
@@ -201,6 +202,37 @@ def test_first_iterate_is_sro_and_ihs_also_converges(problem):
     ihs = sro.ihs(X, y, lam, "l1", "count", 500, 15, np.random.default_rng(10))
     full = sro.full_solution(X, y, lam, "l1", tol=1e-12)
     assert np.linalg.norm(ihs[-1] - full) < 1e-6 * np.linalg.norm(full)
+
+
+def test_wide_problems_apply_the_sketched_gram_without_forming_it():
+    # d > m: the operator through P X gives the dense matrix's products, iterates and
+    # reference solution, and the iterations stop as soon as `until` says so
+    X, y, beta, U, W = sro.make_problem(400, 300, 4, 10, 0.5, np.random.default_rng(3))
+    PX = sro.sketch("count", X, 100, np.random.default_rng(4))
+    H = sro.sketched_gram(PX, 400)
+    assert isinstance(H, LinearOperator)
+    dense = PX.T @ PX / 400
+    b = np.random.default_rng(5).standard_normal(300)
+    np.testing.assert_allclose(H @ b, dense @ b, atol=1e-10)
+    assert sro.largest_eigenvalue(H) == pytest.approx(sro.largest_eigenvalue(dense), rel=1e-8)
+    assert isinstance(sro.sketched_gram(PX[:, :50], 400), np.ndarray)  # d <= m: formed
+    np.testing.assert_allclose(sro.factored_gram(U, W) @ b, X.T @ (X @ b) / 400, atol=1e-10)
+    lam = 0.05
+    full = sro.full_solution(X, y, lam, "l1", tol=1e-12)
+    by_factors = sro.full_solution(X, y, lam, "l1", tol=1e-12, H=sro.factored_gram(U, W))
+    np.testing.assert_allclose(by_factors, full, atol=1e-6)
+    step = 1 / sro.largest_eigenvalue(dense)
+    through_dense = sro.sro_step(X, y, lam, "l1", dense, np.zeros(300), step=step)
+    first = sro.iterative_sro(X, y, lam, "l1", PX, 1)[1]
+    np.testing.assert_allclose(first, through_dense, atol=1e-8)
+
+    def close(b):
+        return np.linalg.norm(b - full) <= 0.1 * np.linalg.norm(full)
+
+    short = sro.iterative_sro(X, y, lam, "l1", PX, 50, until=close)
+    assert close(short[-1]) and not any(close(b) for b in short[:-1])
+    short = sro.ihs(X, y, lam, "l1", "count", 100, 50, np.random.default_rng(6), until=close)
+    assert close(short[-1]) and not any(close(b) for b in short[:-1])
 
 
 @pytest.mark.parametrize("penalty", ["scad", "mcp"])

@@ -11,6 +11,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 import scipy.sparse
+import scipy.sparse.linalg
+from scipy.sparse.linalg import LinearOperator
 
 from iclr25.core.stats import Estimate
 
@@ -212,8 +214,14 @@ def get_penalty(name: str) -> Penalty:
 # ---------------------------------------------------------------------------
 
 
-def largest_eigenvalue(H: np.ndarray) -> float:
-    """L = lambda_max(H), the Lipschitz constant of the gradient H b - g."""
+def largest_eigenvalue(H: np.ndarray | LinearOperator) -> float:
+    """L = lambda_max(H), the Lipschitz constant of the gradient H b - g.
+
+    A matrix is decomposed (LAPACK); an operator that is only applied (see
+    :func:`sketched_gram`) gets Lanczos iterations (ARPACK), a few dozen products.
+    """
+    if isinstance(H, LinearOperator):
+        return float(scipy.sparse.linalg.eigsh(H, k=1, which="LA", return_eigenvectors=False)[0])
     return float(scipy.linalg.eigh(H, eigvals_only=True, subset_by_index=[H.shape[0] - 1] * 2)[0])
 
 
@@ -222,8 +230,33 @@ def smallest_eigenvalue(H: np.ndarray) -> float:
     return float(scipy.linalg.eigh(H, eigvals_only=True, subset_by_index=[0, 0])[0])
 
 
+def sketched_gram(PX: np.ndarray, n: int) -> np.ndarray | LinearOperator:
+    """H = (P X)^T (P X) / n, the quadratic term of SRO's objective.
+
+    With d <= m the d x d matrix is formed once (O(m d^2)) and each product costs d^2.
+    With d > m, Table 1's regime, it is never formed: the operator applies P X and its
+    transpose, 2 m d per product, and the memory stays that of P X.
+    """
+    m, d = PX.shape
+    if d <= m:
+        return PX.T @ PX / n
+    return LinearOperator((d, d), matvec=lambda b: PX.T @ (PX @ b) / n, dtype=PX.dtype)
+
+
+def factored_gram(U: np.ndarray, W: np.ndarray) -> LinearOperator:
+    """X^T X / n for X = U W (n x r times r x d), applied as W^T ((U^T U / n) (W b)).
+
+    For the reference solution of a wide low-rank problem: 2 r d per product, where
+    X itself would cost 2 n d and the formed matrix d^2 memory.
+    """
+    gram = U.T @ U / U.shape[0]
+    return LinearOperator(
+        (W.shape[1], W.shape[1]), matvec=lambda b: W.T @ (gram @ (W @ b)), dtype=float
+    )
+
+
 def fista(
-    H: np.ndarray,
+    H: np.ndarray | LinearOperator,
     g: np.ndarray,
     lam: float,
     penalty: str = "l1",
@@ -290,12 +323,13 @@ def full_solution(
     penalty: str,
     *,
     tol: float = 1e-10,
-    H: np.ndarray | None = None,
+    H: np.ndarray | LinearOperator | None = None,
 ) -> np.ndarray:
     """b_full = argmin (1/2n)||y - X b||^2 + h(b) with H = X^T X / n, g = X^T y / n.
 
     Forming X^T X costs O(n d^2): the term sketching avoids. ``H`` passes it in
-    when it is already known (several responses y for one design). For penalty
+    when it is already known (several responses y for one design), or as an operator
+    (:func:`factored_gram`) when d is too large to form it. For penalty
     "l1" this is scikit-learn's ``Lasso(alpha=lam, fit_intercept=False)``
     objective. SCAD and MCP objectives have many stationary points; as is usual
     for these penalties (Fan, Xue & Zou, 2014), their solver starts from the
@@ -317,7 +351,7 @@ def sro(
     once the sketch is drawn, while the linear term X^T y / n stays exact.
     """
     n = X.shape[0]
-    return fista(PX.T @ PX / n, X.T @ y / n, lam, penalty, tol=tol)
+    return fista(sketched_gram(PX, n), X.T @ y / n, lam, penalty, tol=tol)
 
 
 def sro_step(
@@ -325,7 +359,7 @@ def sro_step(
     y: np.ndarray,
     lam: float,
     penalty: str,
-    H: np.ndarray,
+    H: np.ndarray | LinearOperator,
     b_prev: np.ndarray,
     *,
     step: float,
@@ -353,22 +387,24 @@ def iterative_sro(
     *,
     tol: float = 1e-10,
     b0: np.ndarray | None = None,
+    until: Callable[[np.ndarray], bool] | None = None,
 ) -> np.ndarray:
     """Iterative SRO with one sketch PX = P X; returns b_0, b_1, ..., b_T as rows.
 
-    H = (P X)^T (P X) / n and the step 1 / lambda_max(H) are computed once and
-    reused by every step. From the default b_0 = 0, b_1 is the SRO solution;
-    ``b0`` starts elsewhere (the nonconvex penalties start from a Lasso
-    estimate, as their full solution does).
+    H = (P X)^T (P X) / n (:func:`sketched_gram`) and the step 1 / lambda_max(H) are
+    computed once and reused by every step. From the default b_0 = 0, b_1 is the SRO
+    solution; ``b0`` starts elsewhere (the nonconvex penalties start from a Lasso
+    estimate, as their full solution does). ``until(b_t)`` true ends the iteration
+    early, at T = t.
     """
-    H = PX.T @ PX / X.shape[0]
+    H = sketched_gram(PX, X.shape[0])
     step = 1.0 / largest_eigenvalue(H)
-    iterates = np.zeros((n_iter + 1, X.shape[1]))
-    if b0 is not None:
-        iterates[0] = b0
-    for t in range(1, n_iter + 1):
-        iterates[t] = sro_step(X, y, lam, penalty, H, iterates[t - 1], step=step, tol=tol)
-    return iterates
+    iterates = [np.zeros(X.shape[1]) if b0 is None else np.asarray(b0, dtype=float)]
+    for _ in range(n_iter):
+        iterates.append(sro_step(X, y, lam, penalty, H, iterates[-1], step=step, tol=tol))
+        if until is not None and until(iterates[-1]):
+            break
+    return np.array(iterates)
 
 
 def ihs(
@@ -382,20 +418,22 @@ def ihs(
     rng: np.random.Generator,
     *,
     tol: float = 1e-10,
+    until: Callable[[np.ndarray], bool] | None = None,
 ) -> np.ndarray:
     """Iterative Hessian Sketch (Pilanci & Wainwright, 2016), the paper's baseline.
 
     The same step as Iterative SRO, but every step draws a fresh P, so every
-    step pays for the sketch, H and lambda_max(H) again. Returns b_0 = 0, ..., b_T.
+    step pays for the sketch, H and lambda_max(H) again. Returns b_0 = 0, ..., b_T;
+    ``until`` as in :func:`iterative_sro`.
     """
-    iterates = np.zeros((n_iter + 1, X.shape[1]))
-    for t in range(1, n_iter + 1):
-        PX = sketch(kind, X, m, rng)
-        H = PX.T @ PX / X.shape[0]
-        iterates[t] = sro_step(
-            X, y, lam, penalty, H, iterates[t - 1], step=1.0 / largest_eigenvalue(H), tol=tol
-        )
-    return iterates
+    iterates = [np.zeros(X.shape[1])]
+    for _ in range(n_iter):
+        H = sketched_gram(sketch(kind, X, m, rng), X.shape[0])
+        step = 1.0 / largest_eigenvalue(H)
+        iterates.append(sro_step(X, y, lam, penalty, H, iterates[-1], step=step, tol=tol))
+        if until is not None and until(iterates[-1]):
+            break
+    return np.array(iterates)
 
 
 # ---------------------------------------------------------------------------
