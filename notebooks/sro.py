@@ -35,6 +35,11 @@ n_iter = 12
 repeats = 3
 draws = 10
 rate_ratio = 8
+wide_n = 2000
+wide_d = 5000
+wide_rank = 20
+wide_m = 400
+wide_rounds = 5
 seed = 0
 device = "auto"
 

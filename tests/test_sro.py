@@ -260,7 +260,11 @@ def test_new_parameters_refuse_bad_values_in_one_line():
 
 def test_claim_rules_and_declared_gaps():
     check_registry("sro", sro.CLAIMS)
-    assert all(spec.gap is None for spec in sro.CLAIMS.values())
+    gaps = {cid for cid, spec in sro.CLAIMS.items() if spec.gap is not None}
+    assert gaps == {"faster-than-ihs"}
+    assert sro.CLAIMS["faster-than-ihs"].rests_on == ("wide-reached",)
+    assert check_bound(sro.CLAIMS["wide-reached"].rule, {"worst error / target": 1.0})
+    assert not check_bound(sro.CLAIMS["wide-reached"].rule, {"worst error / target": 1.1})
     # the rate claims need the whole interval of the mean slope within -1/2 +- 1/4
     band = sro.CLAIMS["rate-sro-scad"].rule
     inside = sro.band_distance(Estimate(-0.55, -0.7, -0.4, 10, "test"), -0.5)

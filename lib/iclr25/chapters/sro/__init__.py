@@ -90,7 +90,7 @@ from iclr25.chapters.sro.method import (
     theory_lambda,
     weak_convexity,
 )
-from iclr25.core import Bound, ClaimSpec, Margin, Param
+from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------
 # The chapter's parameters.
@@ -117,6 +117,13 @@ PARAMETERS = {
     "rate_ratio": Param(
         8, "n / m for SRO in the rate experiment: the sketch grows with n", low=2, high=64
     ),
+    "wide_n": Param(2000, "samples of the timed wide problem (Table 1's regime)", low=100),
+    "wide_d": Param(5000, "features of the timed wide problem (d >> n)", low=10),
+    "wide_rank": Param(20, "rank of the wide problem's design", low=1),
+    "wide_m": Param(400, "sketch size of the wide problem's CountSketch", low=8),
+    "wide_rounds": Param(
+        5, "alternated timing rounds of the wide problem, a fresh sketch each", low=2, high=50
+    ),
     "seed": Param(0, "random seed", low=0),
     "device": Param(
         "auto",
@@ -136,6 +143,11 @@ SMOKE = {
     "repeats": 1,
     "draws": 2,
     "rate_ratio": 2,
+    "wide_n": 300,
+    "wide_d": 600,
+    "wide_rank": 5,
+    "wide_m": 60,
+    "wide_rounds": 2,
 }
 """Overrides that run the whole chapter in seconds (the notebook test)."""
 
@@ -160,8 +172,23 @@ SMOKE = {
 # sigma_SRO (sketched_noise). Predicted: SRO with SCAD near the sqrt(log d) slope, about
 # 0.1; the unpenalised solve on the same sketch near +1/2. The convex relative-error
 # bound is claimed on the first iterate (SRO, l1) of the sketch-size runs: a slope
-# near -1/2 against m. None declares a gap.
+# near -1/2 against m. The efficiency headline is timed in Table 1's regime: a wide
+# low-rank design (d >> n), the l1 penalty, CountSketches, and a solver that applies
+# (PX)^T PX through PX (sketched_gram) and never forms it, the same for both methods;
+# each run stops at the first step whose error relative to b_full reaches the target
+# (scikit-learn's Lasso at its default tolerance), so the errors are matched by the
+# stop, and the CPU seconds are compared round by round. faster-than-ihs declares a gap
+# (its diagnosis says why); no other claim does.
 # ---------------------------------------------------------------------------
+
+WIDE_STEPS = 30
+"""The step cap of each timed run on the wide problem (Iterative SRO's and IHS's)."""
+
+WIDE_TOL = 1e-6
+"""Where the wide problem's subproblems stop: a relative change of FISTA's iterate of
+1e-6, for both methods. The wide subproblems are not strongly convex, and FISTA's
+iterate then creeps: a looser stop ends each subproblem short of its solution, and
+the outer steps stall above the target."""
 
 RATE_PAPER = "minimax rate O(sqrt(s log d / n)) for the sketched estimators"
 """The paper's figure for the rate claims."""
@@ -264,6 +291,44 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=HALF_DISTORTION,
         control="an error that does not depend on m, slope 0 (b = 0 has relative "
         "error 1 at every m)",
+    ),
+    # every timed run of the wide problem, Iterative SRO's and IHS's, stops because its
+    # error reached the target, not because of the step cap (WIDE_STEPS)
+    "wide-reached": ClaimSpec(
+        "Every timed run on the wide problem reaches the target error within its step cap",
+        kind="setup",
+        rule={"worst error / target": Bound(le=1)},
+        control="the step cap: a run that stalls above the target ends there, with its "
+        "time and its error",
+    ),
+    # per timed round (one problem, a fresh CountSketch for each method), the log of
+    # IHS's CPU seconds over Iterative SRO's, each run to the target; the mean over the
+    # rounds, with the paired t interval
+    "faster-than-ihs": ClaimSpec(
+        "With many more features than samples, a low-rank design and the l1 penalty, "
+        "Iterative SRO reaches the target error in less CPU time than IHS",
+        paper="Table 1: Iterative SRO 4.71 s against IHS 5.11 s at matched error "
+        "(n up to 10,000, d up to 100,000)",
+        rule=Margin(
+            above=0,
+            why="the sign of the mean log time ratio: the paper's lead is about 8%, an "
+            "ordering rather than a size",
+        ),
+        control="IHS with the same solver, sketch kind, sketch size and target, timed in "
+        "alternation on the same problem",
+        rests_on=("wide-reached",),
+        gap=Gap(
+            "IHS's CPU time over Iterative SRO's is {estimate:+.2f} in mean log ratio, "
+            "[{low:+.2f}, {high:+.2f}] over {n} rounds. Nearly all of a step's time here "
+            "is its subproblem, which FISTA solves through PX at the same cost for both "
+            "methods: one fixed sketch saves Iterative SRO only a CountSketch pass over X "
+            "and a Lanczos estimate of lambda_max per step, while a fresh sketch at every "
+            "step spares IHS the repeated errors of one draw, which can cost Iterative SRO "
+            "steps (the table gives both methods' step counts). The paper has no public "
+            "code, and which subproblem solver and sketch its Table 1 timed is not fixed "
+            "here. What would decide it: the paper's solver, or a sketch whose draw "
+            "dominates a step (the Gaussian costs O(m n d) a draw)."
+        ),
     ),
 }
 """Claim id -> what the claim says, what decides it and what it is measured against."""
