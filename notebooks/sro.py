@@ -468,7 +468,9 @@ core.claim(
 # %% [markdown]
 # ## Wall time at matched accuracy
 #
-# The paper's Table 1 compares Iterative SRO with IHS at matched error. Our target is
+# The paper's Table 1 compares Iterative SRO with IHS at matched error, with many
+# more features than samples; that regime is timed after the next section. First
+# the book's problem, $n \gg d$. Our target is
 # the accuracy that scikit-learn's coordinate-descent `Lasso` reaches at its default
 # tolerance; scikit-learn minimises
 # $\frac{1}{2n}\|y - X\beta\|^2 + \alpha\|\beta\|_1$, our objective with
@@ -708,6 +710,106 @@ for kind, mean in means.items():
 
 
 # %% [markdown]
+# ## Table 1's regime: many more features than samples
+#
+# The paper times Iterative SRO against IHS with many more features than samples
+# (its Table 1 goes to $d = 100\,000$) on a design of low rank $r$. A sketch of
+# $m \ge r$ rows still embeds the column space of $X$, but $(PX)^\top PX$ is then a
+# singular $d \times d$ matrix, larger than $X$ itself. Both methods therefore apply
+# it through $PX$ and its transpose, $2md$ operations a product, and never form it:
+#
+# ```{literalinclude} ../lib/iclr25/chapters/sro/method.py
+# :pyobject: sketched_gram
+# ```
+#
+# The problem has `wide_n` samples, `wide_d` features and rank `wide_rank`, with
+# $\beta^*$ and $\lambda$ built as above; the reference $\hat\beta$ is solved
+# through the factors of $X$ (`factored_gram`). The target is again the accuracy
+# of scikit-learn's `Lasso` at its default tolerance. Each timed run stops at the
+# first step whose error reaches it (`until`), or after `WIDE_STEPS` steps, and
+# its subproblems stop at a relative change of `WIDE_TOL`. Round $i$ draws one
+# seed: Iterative SRO sketches once from it, IHS draws a CountSketch from it at
+# every step, and the two alternate on one core.
+
+# %%
+t1 = sro.make_problem(p.wide_n, p.wide_d, p.s, p.wide_rank, p.noise, p.rng)
+t1_lam = sro.theory_lambda(p.wide_n, p.wide_d, p.noise, p.lam_scale)
+t1_seeds = p.rng.integers(2**63, size=p.wide_rounds)
+with threadpool_limits(limits=1):
+    t1_full = sro.full_solution(t1.X, t1.y, t1_lam, "l1",
+                                H=sro.factored_gram(t1.U, t1.W))
+    t1_target = rel_err(Lasso(alpha=t1_lam, fit_intercept=False, tol=1e-4)
+                        .fit(np.asfortranarray(t1.X), t1.y).coef_, t1_full)
+
+# %%
+def reached(b):
+    """Whether b is within the target error of the wide reference."""
+    return rel_err(b, t1_full) <= t1_target
+
+
+t1_args, t1_stop = (t1.X, t1.y, t1_lam, "l1"), dict(tol=sro.WIDE_TOL,
+                                                     until=reached)
+with threadpool_limits(limits=1):
+    t1_timing = core.alternate({
+        "Iterative SRO": lambda i: sro.iterative_sro(
+            *t1_args, sro.sketch("count", t1.X, p.wide_m,
+                                 np.random.default_rng(t1_seeds[i])),
+            sro.WIDE_STEPS, **t1_stop),
+        "IHS": lambda i: sro.ihs(
+            *t1_args, "count", p.wide_m, sro.WIDE_STEPS,
+            np.random.default_rng(t1_seeds[i]), **t1_stop),
+    }, p.wide_rounds)
+
+# %% [markdown]
+# Each round's CPU and wall seconds, steps, and final error over the target:
+
+# %%
+def round_table(t):
+    """One method's timed rounds: seconds, steps and final error / target."""
+    return pd.DataFrame({
+        "CPU s": t.cpu, "wall s": t.wall,
+        "steps": [len(b) - 1 for b in t.results],
+        "error / target": [rel_err(b[-1], t1_full) / t1_target
+                           for b in t.results]})
+
+
+t1_table = pd.concat({name: round_table(t) for name, t in t1_timing.items()},
+                     axis=1)
+t1_table.index.name = "round"
+print(f"n = {p.wide_n}, d = {p.wide_d}, rank {p.wide_rank}, m = {p.wide_m}; "
+      f"target error {t1_target:.1e}")
+print(t1_table.round(2).to_string())
+
+# %% [markdown]
+# A step of either method costs one exact gradient, $O(nd)$, and one subproblem,
+# whose FISTA iterations cost $2md$ each for both; IHS also pays a CountSketch,
+# one pass over $X$, and a Lanczos estimate of $\lambda_{\max}$ at every step. The
+# step counts show what one fixed sketch costs in steps, the CPU seconds what the
+# steps cost. The setup claim checks that every run stopped at the target; the
+# paper claim compares the CPU seconds round by round, as the log of their ratio:
+
+# %%
+t1_worst = float(t1_table.xs("error / target", axis=1, level=1).max().max())
+core.claim(
+    "wide-reached",
+    value={"worst error / target": t1_worst},
+    measured=f"worst error / target {t1_worst:.2f} over {p.wide_rounds} "
+             "rounds of each method",
+);
+log_cpu = {name: np.log(t.cpu) for name, t in t1_timing.items()}
+t1_lead = stats.paired_runs(log_cpu["IHS"], log_cpu["Iterative SRO"])
+core.claim(
+    "faster-than-ihs",
+    estimate=t1_lead,
+    measured=f"log(IHS CPU / Iterative SRO CPU) {t1_lead}; median CPU "
+             f"{np.median(t1_timing['Iterative SRO'].cpu):.2f} s against "
+             f"{np.median(t1_timing['IHS'].cpu):.2f} s (IHS), median wall "
+             f"{np.median(t1_timing['Iterative SRO'].wall):.2f} s against "
+             f"{np.median(t1_timing['IHS'].wall):.2f} s",
+);
+
+
+# %% [markdown]
 # ## Claims
 
 # %%
@@ -723,6 +825,8 @@ core.claims_table();
 # estimator's, so its rate claim asks whether $T$ steps on one fixed sketch get
 # there. The claim in $d$ is the one a dense estimator fails: it asks that adding
 # irrelevant features costs SRO no more than the $\sqrt{\log d}$ of the rate.
+# The timing claim compares the two iterations where the paper times them, with
+# one solver, one kind of sketch and their errors matched by the stop.
 
 # %% [markdown]
 # ## What differs from the paper
@@ -756,15 +860,14 @@ core.claims_table();
 #   at the full problem's $\lambda$ is shown beside it, not claimed.
 # - *Iterative SRO with SCAD goes beyond the theory*, which covers the iteration for
 #   convex $h$ only; we run it from zero, as SRO.
-# - *Timing is ours, not the paper's, and not in Table 1's regime.* Table 1 times the
-#   solvers with many more features than samples (up to $d = 100\,000$) on a design
-#   of low rank $r$. There a sketch of $m \ge r$ rows keeps every subproblem bounded,
-#   since its linear term lies in the row space of $X$, but $(PX)^\top PX$ is a
-#   singular $d \times d$ matrix that a solver should apply through $PX$ rather than
-#   form. Our solver forms it, which suits $n \gg d$; there the comparison with IHS
-#   is decided by the cost of a step, so the timings are shown as facts and the
-#   paper's efficiency headline is not claimed. scikit-learn's `Lasso`, which the
-#   paper does not time, sets the target accuracy.
+# - *Table 1's regime at one core's scale.* The paper times up to $n = 10\,000$ and
+#   $d = 100\,000$; we time `wide_n` by `wide_d` with CountSketches of `wide_m`
+#   rows. The paper has no public code, so the subproblem solver and the sketch of
+#   its Table 1 could not be matched: ours is FISTA through $PX$ for both methods,
+#   and the claim's diagnosis, where it has one, says what another choice would
+#   change. The timing at $n \gg d$ is ours and shown as facts: there the
+#   comparison is decided by the cost of a step. scikit-learn's `Lasso`, which the
+#   paper does not time, sets both targets.
 #
 # ## Going further
 #

@@ -146,7 +146,7 @@ SMOKE = {
     "wide_n": 300,
     "wide_d": 600,
     "wide_rank": 5,
-    "wide_m": 60,
+    "wide_m": 100,
     "wide_rounds": 2,
 }
 """Overrides that run the whole chapter in seconds (the notebook test)."""
