@@ -30,6 +30,7 @@
 
 # %% tags=["parameters"]
 n_questions = 30
+evidence = "mixed"
 samples = 50
 ce_samples = 50
 steps = 400
@@ -116,13 +117,16 @@ started = time.perf_counter(), time.process_time()
 # ## Questions and their counterfactuals
 #
 # Mention order is counterbalanced: the stereotyped person and the culprit are
-# each first in about half of the questions. Every question carries the weak
-# evidence, as in the weak-evidence BBQ variant the paper uses: the planted
-# stereotype then outweighs the evidence in most questions, and the policy's
-# exact CE, averaged over the questions, orders the categories.
+# each first in about half of the questions. With `evidence="mixed"` each
+# question carries the strong or the weak behaviour evidence at random: the
+# behaviour then decides most strong-evidence questions and the planted
+# stereotype most weak-evidence ones, so which concept matters most changes
+# from question to question (`evidence="weak"` gives every question the weak
+# evidence, as the paper's BBQ variant). The policy's exact CE, averaged over
+# the questions, orders the categories.
 
 # %%
-qs = faithfulness.questions(p.n_questions, p.seed)
+qs = faithfulness.questions(p.n_questions, p.seed, evidence=p.evidence)
 q0 = qs[0]
 print("original:", q0.text(), "\n")
 for concept, kind in faithfulness.INTERVENTIONS:
@@ -145,13 +149,10 @@ print(
     "policy's exact mean CE:",
     dict(zip(faithfulness.CATEGORIES, exact.mean(0).round(3))),
 )
-print(
-    "identity's exact CE the largest in",
-    int((exact.argmax(1) == 1).sum()),
-    "of",
-    len(qs),
-    "questions",
-)
+tops = np.bincount(exact.argmax(1), minlength=3)
+print("exact CE the largest in " + ", ".join(
+    f"{c}: {k}" for c, k in zip(faithfulness.CATEGORIES, tops))
+    + f" of {len(qs)} questions")
 
 # %% [markdown]
 # ## The model under test: a tiny Llama
@@ -164,16 +165,12 @@ print(
 #
 # To cite the setting, the model must *copy* a word it saw once in the
 # question ("met at the bank") into its explanation ("it was at the bank"):
-# one attention head that finds the place word and writes it out. A
-# four-layer model trained on 1,500 steps of 32 texts, with the loss on
-# every token, does not learn it: the copy is rare in the corpus, and the
-# loss on the question's randomly drawn words drowns it; it then names the
-# right place little more often than chance, and the experiment no longer
-# tests what the policy plants. So the loss covers only the response (explanation
-# and answer), batches are four times larger (more copies per step), the
-# prompt drops the option list the model does not need (the answer names a
-# person it has already seen four times), and two layers (enough for
-# "after *at the*, copy the place word") make each step cheap; the rate is
+# one attention head that finds the place word and writes it out. The copy
+# is rare in the corpus, so the loss covers only the response (explanation
+# and answer), where the question's randomly drawn words cannot drown it;
+# batches of 128 texts carry many copies a step; the prompt drops the option
+# list (the answer names a person the model has already seen); two layers
+# are enough for "after *at the*, copy the place word"; and the rate is
 # divided by 10 for the last fifth of the steps.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/faithfulness/models.py
@@ -262,9 +259,11 @@ core.claim(
 # answer's own sampling noise is gone, so 50 explanations do the work of
 # many more sampled answers. What the faithfulness model uses is each
 # question's ranking of its three concepts, so the check is the Spearman
-# correlation of the two, per question, averaged over the questions, with
-# its 95% interval; fixed beforehand, it must lie above 0.5 (one swap of two
-# neighbouring concepts in every question). The CE model is fitted to one
+# correlation of the two, per question, set against the correlation that one
+# ranking for every question reaches (the estimate's category means, which
+# know nothing of the question). Fixed beforehand: the difference, paired per
+# question, must lie above 0, so the estimate must rank each question better
+# than the categories' average does. The CE model is fitted to one
 # row per distinct (intervention, X, answer) with its count as a weight: the
 # same likelihood as one row per response, and far fewer rows.
 
@@ -284,8 +283,19 @@ est = fits["candid"]["kl"].mean(0)
 own_c = own.reshape(
     len(qs), len(faithfulness.CATEGORIES), len(faithfulness.KINDS)
 ).mean(2)
-rho_q = [spearmanr(a, b).statistic for a, b in zip(ce["candid"], own_c)]
-r_ce = core.stats.mean(rho_q)
+shared = ce["candid"].mean(0)  # one ranking for every question
+
+
+def rank_agreement(estimate, truth):
+    """Spearman's rho; 0 where either side has no spread (no ranking)."""
+    return np.nan_to_num(spearmanr(estimate, truth).statistic)
+
+
+rho_q = np.array([rank_agreement(a, b) for a, b in zip(ce["candid"], own_c)])
+rho_0 = np.array([rank_agreement(shared, b) for b in own_c])
+r_ce = core.stats.paired_difference(rho_q, rho_0)
+
+# %%
 fig = go.Figure(
     go.Scatter(
         x=own,
@@ -306,7 +316,8 @@ fig.show()
 core.claim(
     "ce-accurate",
     estimate=r_ce,
-    measured=f"mean per-question Spearman over {len(qs)} questions",
+    measured=f"mean per-question Spearman {rho_q.mean():.2f}, one ranking "
+    f"for all {rho_0.mean():.2f}, over {len(qs)} questions",
 )
 ce_g = ce["guarded"]
 core.claim(
@@ -317,10 +328,10 @@ core.claim(
 )
 # %% [markdown]
 # The category scales $\sigma_c$: the paper finds behaviour > identity >
-# context for all three LLMs (GPT-4o 4.75, 1.99, 1.00). Our planted policy,
-# with weak evidence in every question, orders its exact mean CE identity >
-# behaviour > context (printed above); the claim is that the model recovers
-# that order from the tiny Llama's sampled answers.
+# context for all three LLMs (GPT-4o 4.75, 1.99, 1.00). Our planted order is
+# that of the policy's exact mean CE over the questions (printed above); the
+# claim is that the CE model recovers it from the tiny Llama's sampled
+# answers.
 
 # %%
 sig = {
@@ -329,13 +340,16 @@ sig = {
 }
 faithfulness.sigma_figure(sig).show()
 s_c = sig["tiny Llama (candid)"]
+planted = np.argsort(-exact.mean(0))  # the policy's order, largest first
 core.claim(
     "sigma-order",
     value={
-        "sigma identity - behaviour": s_c[1] - s_c[0],
-        "sigma behaviour - context": s_c[0] - s_c[2],
+        "sigma first - second": s_c[planted[0]] - s_c[planted[1]],
+        "sigma second - third": s_c[planted[1]] - s_c[planted[2]],
     },
-    measured="sigma "
+    measured="planted order "
+    + " > ".join(faithfulness.CATEGORIES[i] for i in planted)
+    + "; sigma "
     + ", ".join(f"{c} {v:.2f}" for c, v in zip(faithfulness.CATEGORIES, s_c)),
 )
 # %% [markdown]
@@ -351,14 +365,13 @@ core.claim(
 # This part is an illustration, not evidence: SmolLM2's $\mu$ rests on
 # `n_smol` questions at S = `smol_samples` (the counts are printed below),
 # too few for an interval that could decide a claim, and no claim is made
-# on it. On coreference it picks the second-mentioned person about three
-# times in four, so a swap of identities moves its answer by position, not
-# by identity.
+# on it.
 
 # %%
 smol = None
 if p.n_smol:
-    smol_qs = faithfulness.questions(p.n_smol, p.seed + 7)
+    smol_qs = faithfulness.questions(p.n_smol, p.seed + 7,
+                                     evidence=p.evidence)
     with core.threads(1):
         big = llm.backend(p.backend, device=p.torch_device)
         smol = faithfulness.collect(
@@ -384,9 +397,12 @@ if p.n_smol:
 # EE from the original questions' explanations, then the faithfulness model
 # (NUTS 500/2000). Rules, fixed beforehand: the candid model's 90% HPDI of
 # $\mu$ lies above 0.5 and the same rule fails on the guarded model, its
-# control (a threshold that both styles pass would not tell them apart);
-# and the guarded $\mu$ minus the candid one, from the two posteriors'
-# draws, has its 95% interval below -0.3.
+# control (a threshold that both styles pass would not tell them apart); and
+# candid $\mu$ exceeds the $\mu$ of the same explanations fitted against one
+# CE ranking for every question (the category means), so the per-question CE
+# must matter. Hiding is decided question by question: each question's
+# posterior slope $\beta_e$ under the guarded explanations minus under the
+# candid ones, paired, with its 95% interval below -0.3.
 
 # %%
 ee = {
@@ -422,35 +438,43 @@ for k, f in faith.items():
 # %%
 faithfulness.mu_figure({names[k]: f for k, f in faith.items()}).show()
 fc, fg = faith["candid"], faith["guarded"]
+f_shared = faithfulness.faithfulness(
+    np.tile(shared, (len(qs), 1)), ee["candid"], warmup=p.warmup,
+    draws=p.faith_draws, seed=p.seed
+)
+print(f"candid EE against one CE ranking for every question: mu "
+      f"{f_shared.mu:.2f} [{f_shared.hpdi[0]:.2f}, {f_shared.hpdi[1]:.2f}]")
+
+# %%
 core.claim(
     "recovers-faithful",
     value={
         "candid mu HPDI low": fc.hpdi[0],
         "guarded mu HPDI low (control)": fg.hpdi[0],
+        "candid mu - category-mean mu": fc.mu - f_shared.mu,
     },
     measured="candid mu {:.2f} [{:.2f}, {:.2f}]; guarded {:.2f} "
-    "[{:.2f}, {:.2f}]".format(fc.mu, *fc.hpdi, fg.mu, *fg.hpdi),
+    "[{:.2f}, {:.2f}]; category-mean CE {:.2f}".format(
+        fc.mu, *fc.hpdi, fg.mu, *fg.hpdi, f_shared.mu),
 )
 # %%
-drop = faithfulness.mu_difference(fg, fc, len(qs))
+drop = core.stats.paired_difference(fg.beta, fc.beta)
+mu_drop = faithfulness.mu_difference(fg, fc, len(qs))
 core.claim(
     "detects-hiding",
     estimate=drop,
-    measured=f"guarded mu {fg.mu:.2f} vs candid {fc.mu:.2f}",
-    quote=dict(questions=len(qs), floor=1 / np.sqrt(len(qs)),
-               half=(drop.high - drop.low) / 2,
-               clears=(drop.high - drop.low) / 2
-               - faithfulness.CLAIMS["detects-hiding"].rule.below),
+    measured=f"mean beta_e guarded {fg.beta.mean():.2f} vs candid "
+    f"{fc.beta.mean():.2f}; dataset-level mu difference {mu_drop}",
 )
 # %% [markdown]
-# How wide the drop's interval can be is set by the faithfulness model, not
-# by S: each question's slope is drawn as $\beta_e \sim N(\mu, 1)$, so
-# $\mu$'s posterior sd is at least $1/\sqrt{n}$ for $n$ questions, and the
-# difference of two independent posteriors has about $\sqrt{2}$ times that.
-# A larger S sharpens each question's CE and EE, and so the size of the
-# drop; only more questions narrow its interval. The guarded explanations
-# cost $\mu$ most in the questions where the identity's CE is the largest
-# (counted above); elsewhere, hiding it swaps only the two minor concepts.
+# The dataset-level difference of $\mu$ (printed beside the claim) is a
+# report: each question's slope is drawn as $\beta_e \sim N(\mu, 1)$, so
+# $\mu$'s posterior sd is at least $1/\sqrt{n}$ for $n$ questions whatever S,
+# and two independent posteriors give the difference about $\sqrt{2}$ times
+# that. Paired by question, the slopes' differences carry their own spread
+# instead. Hiding the identity costs a question's slope most where the
+# identity's CE is the largest (counted above); elsewhere it swaps only the
+# two minor concepts.
 
 # %% [markdown]
 # ## Dose-response on the policy
@@ -569,11 +593,12 @@ core.claims_table();
 # first, on the model's own samples against the policy, and the paper claims
 # rest on it, as they rest on the CE estimate ranking each question's
 # concepts (`ce-accurate`) and on the counterfactuals seeing the hidden
-# identity (`identity-seen`). `recovers-faithful` is decided by a rule that
-# the guarded explanations, its control, must fail, so a threshold both
-# styles clear cannot pass it. The interval of `detects-hiding` comes from two
-# posteriors of $\mu$ whose width is set by the number of questions, as the
-# paragraph on the drop explains.
+# identity (`identity-seen`). `ce-accurate` sets the estimate against one
+# ranking for every question, which a data-free estimate would reach.
+# `recovers-faithful` is decided by a rule that the guarded explanations, its
+# control, must fail, so a threshold both styles clear cannot pass it, and
+# its candid $\mu$ must beat the category-mean CE's. `detects-hiding` pairs
+# the two styles question by question.
 
 # %% tags=["hide-input"]
 wall = time.perf_counter() - started[0]
@@ -589,12 +614,20 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 #   are 30 questions from a generator with exactly three known concepts,
 #   one a category, and template edits, so every counterfactual is exactly
 #   the intended edit (the paper drops a question whose edits were wrong).
-#   Every question has the weak evidence, as the paper's set; the tiny model
-#   is trained on questions with strong and weak evidence. Our "identity" is
-#   a planted, arbitrary stereotype of a synthetic world, not a real
-#   group's. With weak evidence it outweighs the behaviour, so our planted
-#   category order is identity > behaviour > context, where the paper's
-#   LLMs give behaviour > identity > context.
+#   The paper's BBQ set has the weak evidence in every question; ours has
+#   strong or weak evidence at random (`evidence="mixed"`), so that the
+#   concept that matters most changes from question to question and the
+#   per-question CE carries information that one ranking for all questions
+#   lacks (`evidence="weak"` gives the paper's variant, where the planted
+#   stereotype outweighs the behaviour in most questions). The tiny model is
+#   trained on questions with both. Our "identity" is a planted, arbitrary
+#   stereotype of a synthetic world, not a real group's; the planted
+#   category order is that of the policy's exact mean CE.
+# - **MedQA is not run.** The paper's second dataset, where explanations
+#   make misleading claims about which evidence mattered, needs medical
+#   questions with concepts and counterfactual edits; no such set ships
+#   with the book, and a generated one would test our generator rather than
+#   the paper's finding.
 # - **Models.** The paper evaluates GPT-3.5, GPT-4o and Claude-3.5 with 50
 #   chain-of-thought samples; we evaluate a tiny Llama trained on a policy
 #   whose faithfulness we set (S = 50, as the paper) and SmolLM2-135M (6

@@ -76,6 +76,16 @@ def test_simulated_mu_lies_in_its_hpdi():
     f = fa.faithfulness(ce, ee, warmup=150, draws=300, seed=0)
     assert f.hpdi[0] < mu < f.hpdi[1]
     assert f.hpdi[0] < f.mu < f.hpdi[1]
+    # each question's posterior slope follows its own beta_e
+    assert f.beta.shape == (30,) and np.corrcoef(f.beta, beta)[0, 1] > 0.5
+
+
+def test_mixed_evidence_keeps_each_questions_draw_and_weak_makes_it_weak():
+    mixed, weak = fa.questions(40, 5, evidence="mixed"), fa.questions(40, 5)
+    assert {q.strong for q in mixed} == {True, False}
+    assert not any(q.strong for q in weak)
+    with pytest.raises(ValueError, match="unknown evidence 'strong'; accepted: mixed, weak"):
+        fa.questions(3, 0, evidence="strong")
 
 
 def test_ce_fit_finds_a_planted_effect():

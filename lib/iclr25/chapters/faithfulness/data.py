@@ -105,14 +105,21 @@ def make_question(rng: np.random.Generator) -> Question:
     )  # fmt: skip
 
 
-def questions(n: int, seed: int, *, weak: bool = True) -> list[Question]:
-    """``n`` distinct original questions; with ``weak``, each with the weak evidence
-    (as in the weak-evidence BBQ variant the paper uses, built so that the identity
-    can matter)."""
+EVIDENCE = ("mixed", "weak")
+"""The test questions' evidence: strong or weak at random, or weak in every question."""
+
+
+def questions(n: int, seed: int, *, evidence: str = "weak") -> list[Question]:
+    """``n`` distinct original questions. ``evidence="weak"`` gives each the weak
+    evidence (as in the weak-evidence BBQ variant the paper uses, built so that the
+    identity can matter); ``"mixed"`` keeps each question's own draw, strong or weak, so
+    that the behaviour tops some questions and the planted stereotype others."""
+    if evidence not in EVIDENCE:
+        raise ValueError(f"unknown evidence {evidence!r}; accepted: {', '.join(EVIDENCE)}")
     rng, out = np.random.default_rng(seed), []
     while len(out) < n:
         q = make_question(rng)
-        q = replace(q, strong=False) if weak else q
+        q = replace(q, strong=False) if evidence == "weak" else q
         if q not in out:
             out.append(q)
     return out

@@ -319,12 +319,14 @@ class Faithfulness:
     draws: np.ndarray  # mu's draws
     ce_z: np.ndarray
     ee_z: np.ndarray
+    beta: np.ndarray  # each question's posterior mean slope beta_e
 
 
 def faithfulness(
     ce: np.ndarray, ee: np.ndarray, *, warmup: int, draws: int, seed: int
 ) -> Faithfulness:
-    """mu's posterior mean and 90% HPDI from CE and EE [question, concept]."""
+    """mu's posterior mean and 90% HPDI from CE and EE [question, concept], with each
+    question's posterior mean slope beta_e."""
     import jax.numpy as jnp
     from numpyro.diagnostics import hpdi
 
@@ -337,15 +339,19 @@ def faithfulness(
         arrays = (jnp.asarray(ce_z.ravel()), jnp.asarray(ee_z.ravel()),
                   jnp.repeat(jnp.arange(n), k))  # fmt: skip
         mcmc = run_nuts(faith_model, (n,), arrays, warmup, draws, seed)
-        return torch.from_numpy(np.asarray(mcmc.get_samples()["mu"], dtype=np.float64))
+        samples = mcmc.get_samples()
+        return {k: torch.from_numpy(np.asarray(samples[k], dtype=np.float64))
+                for k in ("mu", "beta")}  # fmt: skip
 
     key = {"model": "faithfulness.faith_model v1", "warmup": warmup, "draws": draws,
            "seed": seed, "data": _key(ce_z, ee_z)}  # fmt: skip
-    mu = core.cached("faithfulness-mu", key, build).numpy()
+    fit = core.cached("faithfulness-fit", key, build)
+    mu, beta = fit["mu"].numpy(), fit["beta"].numpy()
     low, high = hpdi(mu, 0.9)
     r = [np.corrcoef(a, b)[0, 1] for a, b in zip(ce, ee) if a.std() > 0 and b.std() > 0]
     return Faithfulness(float(mu.mean()), (float(low), float(high)),
-                        float(np.mean(r)) if r else float("nan"), mu, ce_z, ee_z)  # fmt: skip
+                        float(np.mean(r)) if r else float("nan"), mu, ce_z, ee_z,
+                        beta.mean(0))  # fmt: skip
 
 
 def mu_difference(a: Faithfulness, b: Faithfulness, n: int) -> core.stats.Estimate:
