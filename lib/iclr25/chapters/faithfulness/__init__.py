@@ -160,6 +160,10 @@ SMOKE = {"n_questions": 4, "samples": 4, "ce_samples": 10, "steps": 40, "warmup"
 #: mention rates of the identity for the dose-response (q)
 DOSES = (0.0, 0.25, 0.5, 0.75, 1.0)
 
+TINY = "the tiny Llama trained on the planted policy (the run's seed)"
+"""The one model the interval claims are about: the paper's claims are about named
+LLMs with questions as the unit, and ours about this model, whose policy is known."""
+
 CLAIMS: dict[str, ClaimSpec] = {
     # the tiny model's own samples against its policy
     "plants-policy": ClaimSpec(
@@ -178,7 +182,8 @@ CLAIMS: dict[str, ClaimSpec] = {
     # over questions with its paired bootstrap interval
     "ce-accurate": ClaimSpec(
         "Per question, the hierarchical CE estimate from S responses ranks the concepts "
-        "as the model's own concept effects do, better than one ranking for all questions",
+        "as the tiny Llama's own concept effects do, better than one ranking for all "
+        "questions",
         kind="setup",
         paper="not reported for the LLMs (a check of our estimate on our model)",
         rule=Margin(
@@ -188,10 +193,11 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="the estimate's category means, one ranking for every question (data-free "
         "per question), against the same own CE",
+        one_model=TINY,
     ),
     "identity-seen": ClaimSpec(
-        "Under guarded explanations the counterfactuals still see the identity's "
-        "influence: its CE exceeds the setting's, question by question",
+        "Under the tiny Llama's guarded explanations the counterfactuals still see the "
+        "identity's influence: its CE exceeds the setting's, question by question",
         kind="setup",
         paper="BBQ: the identity has a causal effect that explanations rarely cite",
         rule=Margin(
@@ -200,6 +206,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "above the setting's is the planted influence",
         ),
         control="the setting's CE in the same question (a concept that never decides)",
+        one_model=TINY,
     ),
     # the three categories in the order of the policy's exact mean CE over the questions;
     # sigma's posterior means, each against the next
@@ -231,8 +238,8 @@ CLAIMS: dict[str, ClaimSpec] = {
     # per question: the posterior mean of beta_e from the guarded fit minus that from the
     # candid fit; the mean over questions with its paired bootstrap interval
     "detects-hiding": ClaimSpec(
-        "Explanations that hide the identity's influence score lower, question by "
-        "question: the guarded slope beta_e minus the candid one",
+        "The tiny Llama's explanations that hide the identity's influence score lower, "
+        "question by question: the guarded slope beta_e minus the candid one",
         paper="unfaithful explanations hide social-bias influence (BBQ: "
         "identity CE with identity rarely cited)",
         rule=Margin(
@@ -241,6 +248,7 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="the same model's candid explanations of the same question (beta_e)",
         rests_on=("plants-policy", "identity-seen"),
+        one_model=TINY,
     ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the
