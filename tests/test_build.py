@@ -267,6 +267,7 @@ def test_limits_come_from_the_budgets():
         assert toc.book_wall_backstop(jobs) == round(4 * (bound + toc.RENDER_S))
     assert build.WALL_BACKSTOP == toc.WALL_BACKSTOP == 4
     assert toc.get("fine").one_off_s > 0 and toc.get("sro").one_off_s == 0
+    assert all(c.one_off_s <= 15 * 60 for c in chapters)  # fifteen one-off minutes at most
     assert toc.get("mcqa").budget_s == toc.LM_BUDGET_S and toc.get("sro").budget_s == toc.BUDGET_S
 
 

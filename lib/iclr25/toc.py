@@ -46,8 +46,7 @@ class Chapter:
     models, ai2tale's, kbg's and tgbseq's, mcqa's three tiny transformers, each trained
     for up to 4,000 steps on one thread, selective's 40 MLPs and 10 CNNs, dlgn's five
     DLGN-DT trees, sensitivity's five grokking runs of up to 10,000 full-batch epochs),
-    at most fifteen minutes of one-off artefacts for a chapter; sensitivity's grokking
-    runs take it past that."""
+    at most fifteen minutes of one-off artefacts for a chapter."""
 
     @property
     def notebook(self) -> Path:
@@ -71,7 +70,7 @@ _GRAPHS = "Graphs and networks"
 
 ALL: tuple[Chapter, ...] = (
     Chapter("sro", "Sketching for regularized least squares", _OPTIM),
-    Chapter("sensitivity", "Transformers learn low-sensitivity functions", _OPTIM, one_off_s=1000),
+    Chapter("sensitivity", "Transformers learn low-sensitivity functions", _OPTIM, one_off_s=800),
     Chapter("dlgn", "Deep linearly gated networks", _OPTIM, one_off_s=450),
     Chapter("modeconn", "Input-space mode connectivity", _OPTIM),
     Chapter(
