@@ -123,7 +123,7 @@ from iclr25.chapters.faithfulness.models import (  # noqa: E402
     training_question,
     vocabulary,
 )
-from iclr25.core import Bound, ClaimSpec, Margin, Param  # noqa: E402
+from iclr25.core import Bound, ClaimSpec, Gap, Margin, Param  # noqa: E402
 
 # ---------------------------------------------------------------------------------
 # Parameters and claims
@@ -249,6 +249,20 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the same model's candid explanations of the same question (beta_e)",
         rests_on=("plants-policy", "identity-seen"),
         one_model=TINY,
+        gap=Gap(
+            "Guarded minus candid beta_e is {estimate:+.2f} on average, [{low:+.2f}, "
+            "{high:+.2f}] over {n} questions, against a margin of -0.3. Hiding the "
+            "identity changes a question's explanations only where the identity decides "
+            "its answers: with mixed evidence, mostly the weak-evidence questions ({weak} "
+            "of {n} here; their mean drop {drop_weak:+.2f}, the others' {drop_strong:+.2f}). "
+            "In a strong-evidence question the behaviour decides, the identity seldom does, "
+            "and the two styles' explanations rank the concepts alike, so these questions "
+            "dilute the mean drop. What would show the paper's size: the weak-evidence "
+            "questions alone (evidence='weak'), where the planted stereotype outweighs the "
+            "behaviour.",
+            after_run=True,
+            when={"evidence": "mixed"},
+        ),
     ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the
