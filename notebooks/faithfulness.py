@@ -460,11 +460,20 @@ core.claim(
 # %%
 drop = core.stats.paired_difference(fg.beta, fc.beta)
 mu_drop = faithfulness.mu_difference(fg, fc, len(qs))
+weak_q, per_q = np.array([not q.strong for q in qs]), fg.beta - fc.beta
+by_evidence = {k: per_q[m].mean() if m.any() else np.nan
+               for k, m in (("weak", weak_q), ("strong", ~weak_q))}
+counts = {"weak": int(weak_q.sum()), "strong": int((~weak_q).sum())}
+print("mean drop of beta_e: " + ", ".join(
+    f"{k}-evidence questions {v:+.2f} ({counts[k]})"
+    for k, v in by_evidence.items()))
 core.claim(
     "detects-hiding",
     estimate=drop,
     measured=f"mean beta_e guarded {fg.beta.mean():.2f} vs candid "
     f"{fc.beta.mean():.2f}; dataset-level mu difference {mu_drop}",
+    quote=dict(weak=counts["weak"], drop_weak=by_evidence["weak"],
+               drop_strong=by_evidence["strong"]),
 )
 # %% [markdown]
 # The dataset-level difference of $\mu$ (printed beside the claim) is a
