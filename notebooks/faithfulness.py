@@ -145,10 +145,8 @@ print(
 
 # %%
 exact = np.array([faithfulness.exact_effects(q) for q in qs])
-print(
-    "policy's exact mean CE:",
-    dict(zip(faithfulness.CATEGORIES, exact.mean(0).round(3))),
-)
+print("policy's exact mean CE: " + ", ".join(
+    f"{c} {v:.3f}" for c, v in zip(faithfulness.CATEGORIES, exact.mean(0))))
 tops = np.bincount(exact.argmax(1), minlength=3)
 print("exact CE the largest in " + ", ".join(
     f"{c}: {k}" for c, k in zip(faithfulness.CATEGORIES, tops))
