@@ -245,7 +245,7 @@ core.claim(
     },
     measured=f"largest gap {plant['max gap']:.3f}; right place "
     f"{plant['right place']:.0%} of {plant['named']}",
-)
+);
 # %% [markdown]
 # ## Causal concept effects
 #
@@ -316,14 +316,14 @@ core.claim(
     estimate=r_ce,
     measured=f"mean per-question Spearman {rho_q.mean():.2f}, one ranking "
     f"for all {rho_0.mean():.2f}, over {len(qs)} questions",
-)
+);
 ce_g = ce["guarded"]
 core.claim(
     "identity-seen",
     estimate=core.stats.paired_difference(ce_g[:, 1], ce_g[:, 2]),
     measured=f"guarded CE identity {ce_g[:, 1].mean():.3f}, "
     f"context {ce_g[:, 2].mean():.3f}",
-)
+);
 # %% [markdown]
 # The category scales $\sigma_c$: the paper finds behaviour > identity >
 # context for all three LLMs (GPT-4o 4.75, 1.99, 1.00). Our planted order is
@@ -349,7 +349,7 @@ core.claim(
     + " > ".join(faithfulness.CATEGORIES[i] for i in planted)
     + "; sigma "
     + ", ".join(f"{c} {v:.2f}" for c, v in zip(faithfulness.CATEGORIES, s_c)),
-)
+);
 # %% [markdown]
 # ## SmolLM2
 #
@@ -454,7 +454,7 @@ core.claim(
     measured="candid mu {:.2f} [{:.2f}, {:.2f}]; guarded {:.2f} "
     "[{:.2f}, {:.2f}]; category-mean CE {:.2f}".format(
         fc.mu, *fc.hpdi, fg.mu, *fg.hpdi, f_shared.mu),
-)
+);
 # %%
 drop = core.stats.paired_difference(fg.beta, fc.beta)
 mu_drop = faithfulness.mu_difference(fg, fc, len(qs))
@@ -472,7 +472,7 @@ core.claim(
     f"{fc.beta.mean():.2f}; dataset-level mu difference {mu_drop}",
     quote=dict(weak=counts["weak"], drop_weak=by_evidence["weak"],
                drop_strong=by_evidence["strong"]),
-)
+);
 # %% [markdown]
 # The dataset-level difference of $\mu$ (printed beside the claim) is a
 # report: each question's slope is drawn as $\beta_e \sim N(\mu, 1)$, so
