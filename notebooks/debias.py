@@ -246,7 +246,7 @@ core.claim(
     "typeI-gap",
     estimate=default,
     measured=f"default Type I gap {default}, over seeds",
-)
+);
 # %% [markdown]
 # ## Do the strategies remove it?
 #
@@ -293,7 +293,7 @@ core.claim(
     estimate=kept,
     measured=f"accuracy I+II - default {kept}; default "
     f"{acc['default'].round(3).tolist()}",
-)
+);
 # %% [markdown]
 # ## SmolLM2 with the strategies in words
 #
@@ -361,7 +361,7 @@ core.claim(
     "smollm2-facts-first",
     estimate=facts_cut,
     measured=f"gap default - I {facts_cut}",
-)
+);
 # %% [markdown]
 # ## All prompts, three models and GPT-4
 #

@@ -316,7 +316,7 @@ core.claim(
     measured=f"ROME's efficacy {rome_mean}; FiNE's {fine_eff.mean():.2f}; "
              f"unedited {before_eff.mean():.2f}",
     quote=dict(unedited=before_eff.mean()),
-)
+);
 
 # %% [markdown]
 # Generalisation: FiNE's paraphrase accuracy minus ROME's, "comparable" when the whole

@@ -264,7 +264,7 @@ core.claim(
         fit=grid["train_cause"].mean(0)[0, 0],
         held=cause[0, 0],
     ),
-)
+);
 # %% [markdown]
 # ## HyperDAS locates the feature itself
 #
@@ -355,7 +355,7 @@ core.claim(
     estimate=stats.paired_difference(hits["soft"], hits["noop"]),
     measured=f"soft {r['soft']['all']['disentangle']:.3f}, "
     f"no-op {noop_d:.3f}",
-)
+);
 # %% [markdown]
 # Per attribute, HyperDAS (soft and `bidding_argmax`) beside DAS at its best
 # site and at the entity token of the layer HyperDAS edits. The paper's
@@ -388,7 +388,7 @@ core.claim(
     estimate=stats.paired_difference(hits["bidding_argmax"], das_best),
     measured=f"HyperDAS bidding_argmax {hard_d:.2f}, "
     f"best DAS site {das_best.mean():.2f}",
-)
+);
 # %%
 located = r["located"]
 core.claim(
@@ -404,7 +404,7 @@ core.claim(
     estimate=stats.mean(keep),
     measured=f"bidding_argmax {hard_d:.2f}, soft {soft_d:.2f}, "
     f"no-op {noop_d:.2f}",
-)
+);
 # %% [markdown]
 # ## The sparsity penalty
 #
@@ -449,7 +449,7 @@ core.claim(
     quote=dict(penalty_off=np.mean(used["without"]),
                penalty_on=np.mean(used["with"]),
                after_branch=p.hyper_steps - p.hyper_steps // 2),
-)
+);
 # %% [markdown]
 # ## DAS on SmolLM2
 #
