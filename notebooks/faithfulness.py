@@ -651,12 +651,12 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 #   explanation with the concept list; ours is a parser of our explanation
 #   grammar, which SmolLM2 does not follow: its EE is a keyword reading, one
 #   more reason its $\mu$ is reported only.
-# - **Position.** Mention order is counterbalanced across questions, so
-#   SmolLM2's preference for the second-mentioned person does not line up
-#   with identity or behaviour across the dataset; within a question it
-#   remains, and an identity swap or removal still rewrites the words at each
-#   position, which moves its answer through position as much as through
-#   identity.
+# - **Position.** Mention order is counterbalanced across questions, so a
+#   model's preference for the first- or the second-mentioned person does
+#   not line up with identity or behaviour across the dataset; within a
+#   question it remains, and an identity swap or removal still rewrites the
+#   words at each position, which can move such a model's answer through
+#   position as much as through identity.
 # - **Computation.** The CE model is the official one with one plate over
 #   interventions instead of a Python loop of sample sites, and one weighted
 #   row per distinct (intervention, X, answer) instead of one per response
