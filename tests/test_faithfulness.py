@@ -252,3 +252,10 @@ def test_mu_difference_pairs_independent_draws():
     assert d.high - d.low == pytest.approx(2 * 1.96 * np.sqrt(2), rel=0.1)  # not 0
     with pytest.raises(ValueError, match="one length"):
         fa.mu_difference(a, SimpleNamespace(draws=common[:10]), 30)
+
+
+def test_spaced_parts_marks_that_decoding_joined():
+    from iclr25.chapters.faithfulness.models import spaced
+
+    assert spaced("it was at the bank..") == "it was at the bank . ."
+    assert spaced("no reason") == "no reason"

@@ -135,6 +135,13 @@ def train_tiny(
     return lm
 
 
+def spaced(text: str) -> str:
+    """``text`` with its words and punctuation marks apart, as the tiny model's
+    vocabulary has them: decoding joins a mark to the word before it, so a sampled
+    ". ." comes back as "..", which the vocabulary does not know."""
+    return " ".join(re.findall(r"\w+|[^\w\s]", text))
+
+
 def sample_tiny(lm: llm.LM, prompts: Sequence[str], n: int, seed: int) -> list[list[str]]:
     """``n`` sampled continuations (temperature 1, 22 tokens) of each prompt, as text."""
     return llm.sample(lm, prompts, n, max_new_tokens=22, batch_size=1024, seed=seed)
@@ -200,7 +207,7 @@ def empirical_ce(
     def build() -> dict[str, Any]:
         texts = sample_tiny(lm, candid + guarded, n, seed)
         expl = [[t.partition("Answer :")[0].strip(" .") for t in ts] for ts in texts]
-        full = [f"{p} {e} . Answer :" for p, es in zip(candid, expl) for e in es]
+        full = [f"{p} {spaced(e)} . Answer :" for p, es in zip(candid, expl) for e in es]
         opts = [[f" {o}" for o in q.options] for q in list(qs) + cfs for _ in range(n)]
         with torch.inference_mode():
             scores = llm.score_continuations(lm, full, opts, batch_size=512)
