@@ -220,8 +220,11 @@ def largest_eigenvalue(H: np.ndarray | LinearOperator) -> float:
     A matrix is decomposed (LAPACK); an operator that is only applied (see
     :func:`sketched_gram`) gets Lanczos iterations (ARPACK), a few dozen products.
     """
-    if isinstance(H, LinearOperator):
-        return float(scipy.sparse.linalg.eigsh(H, k=1, which="LA", return_eigenvectors=False)[0])
+    if isinstance(H, LinearOperator):  # a fixed start vector: the same L at every call
+        top = scipy.sparse.linalg.eigsh(
+            H, k=1, which="LA", v0=np.ones(H.shape[0]), return_eigenvectors=False
+        )
+        return float(top[0])
     return float(scipy.linalg.eigh(H, eigvals_only=True, subset_by_index=[H.shape[0] - 1] * 2)[0])
 
 
