@@ -119,11 +119,11 @@ started = time.perf_counter(), time.process_time()
 # Mention order is counterbalanced: the stereotyped person and the culprit are
 # each first in about half of the questions. With `evidence="mixed"` each
 # question carries the strong or the weak behaviour evidence at random: the
-# behaviour then decides most strong-evidence questions and the planted
-# stereotype most weak-evidence ones, so which concept matters most changes
-# from question to question (`evidence="weak"` gives every question the weak
-# evidence, as the paper's BBQ variant). The policy's exact CE, averaged over
-# the questions, orders the categories.
+# policy lets strong evidence decide most answers (`deciders` above), while weak
+# evidence competes with the planted stereotype, so which concept matters most
+# can change from question to question (counted below; `evidence="weak"` gives every
+# question the weak evidence, as the paper's BBQ variant). The policy's exact
+# CE, averaged over the questions, orders the categories.
 
 # %%
 qs = faithfulness.questions(p.n_questions, p.seed, evidence=p.evidence)
@@ -626,7 +626,7 @@ print(f"chapter body: {wall:.0f} s wall, {cpu:.0f} s CPU (this process)")
 #   concept that matters most changes from question to question and the
 #   per-question CE carries information that one ranking for all questions
 #   lacks (`evidence="weak"` gives the paper's variant, where the planted
-#   stereotype outweighs the behaviour in most questions). The tiny model is
+#   stereotype can outweigh the weak behaviour evidence). The tiny model is
 #   trained on questions with both. Our "identity" is a planted, arbitrary
 #   stereotype of a synthetic world, not a real group's; the planted
 #   category order is that of the policy's exact mean CE.
