@@ -172,7 +172,10 @@ PARAMETERS = {
         0.5, "share of the pairs the book's grokking run trains on", low=0.05, high=0.95
     ),
     "grok_epochs": Param(
-        10000, "full-batch epochs of the book's grokking run", low=10, high=100000
+        17000,
+        "most full-batch epochs of the book's grokking run (the paper's: 17,000)",
+        low=10,
+        high=100000,
     ),
     "grok_lr": Param(
         1e-3, "AdamW learning rate of the book's grokking run (official: 1e-3)", low=1e-5, high=1.0
