@@ -121,7 +121,7 @@ PARAMETERS = {
     ),
     "steps": Param(800, "training steps of each tiny model (batch 32)", low=10),
     "corpus_size": Param(20000, "rows sampled from the causal model given S = 1", low=500),
-    "seeds": Param(3, "tiny models at beta (seeds seed, seed + 1, ...)", low=1, high=10),
+    "seeds": Param(8, "tiny models at beta (seeds seed, seed + 1, ...)", low=1, high=20),
     "n_smol": Param(800, "SmolLM2 Type I cases, default and Strategy I", low=2, high=2000),
     "n_test": Param(384, "tiny-model cases of each test (of 384 held-out ones)", low=8, high=384),
     "seed": Param(0, "random seed", low=0),
@@ -132,31 +132,9 @@ SMOKE = {"steps": 100, "corpus_size": 500, "seeds": 2, "n_smol": 20, "n_test": 2
 
 _CUT = Margin(
     above=0.30,
-    why="GPT-4's contrastive prompt (II) cuts the Type I gap by 58%; 30% is about half",
+    why="GPT-4's contrastive prompt (II) cuts the Type I gap by 58%; 30% is about half. "
+    "A cut is 1 - gap / default gap of one seed's model",
 )
-
-_GAPS = {
-    "I": Gap(
-        "Strategy I's cut per seed is {cuts}: over {n} seeds its interval is about as wide "
-        "as the 30% margin. The tiny model writes the deciding fact "
-        "itself, and the fact it writes names an occupation (the fact documents restate "
-        '"<referent> <reason>"); on a rare test fact it often writes a wrong or malformed one '
-        '(e.g. "nurse was shy mechanic"), and its answer follows what it wrote. The written '
-        "fact is then the decision, not a social-agnostic fact that could inform it. More "
-        "seeds, or facts written without the referent, would decide it.",
-        after_run=True,
-        varies=True,
-    ),
-    "III": Gap(
-        "Strategy III's cut per seed is {cuts}: over {n} seeds its interval is about as "
-        'wide as the 30% margin. The inhibitive cue ("no gender :") opens training '
-        "documents of a kind of their own; how strongly the model's answers follow it, "
-        "on facts never seen after a cue, differs from seed to seed. More seeds would "
-        "decide it.",
-        after_run=True,
-        varies=True,
-    ),
-}
 
 CLAIMS: dict[str, ClaimSpec] = {
     "selection-makes-bias": ClaimSpec(
@@ -182,14 +160,14 @@ CLAIMS: dict[str, ClaimSpec] = {
     ),
     **{
         f"strategy-{s}-reduces": ClaimSpec(
-            f"Strategy {s} ({what}) cuts the Type I gap, on facts never seen after a cue",
+            f"Strategy {s} ({what}) cuts the Type I gap by more than a placebo cue does, "
+            "on facts never seen after a cue",
             paper="GPT-4, WinoBias Type I: gap 21.74% default, 9.23% with contrastive "
             "examples (II)",
             rule=_CUT,
-            control="the default prompt's gap, same model and cases (a prompt that does "
-            "nothing cuts 0%)",
+            control="the placebo cue's cut, same model and cases: a cue whose documents "
+            "are selected like news, at a single cue's share (paired by seed)",
             rests_on=("typeI-gap",),
-            gap=_GAPS.get(s),
         )
         for s, what in (("I", "facts"), ("II", "counterfactual"), ("III", "inhibitive"))
     },
@@ -197,38 +175,9 @@ CLAIMS: dict[str, ClaimSpec] = {
         "Combining strategies I and II gives the smallest absolute Type I gap",
         paper="GPT-4, WinoBias Type I: DDP (I+II) gap 2.17%, contrastive (II) 9.23%",
         rule=Margin(below=0.0, why="DDP's gap is below the better single strategy's in the paper"),
-        control="|gap| of the better of strategies I and II alone, same model and cases",
+        control="|gap| of the better of strategies I and II alone, same model and cases "
+        "(paired by seed)",
         rests_on=("typeI-gap",),
-        gap=Gap(
-            "Strategy II alone already takes the Type I gap to within noise of 0 on every "
-            "seed, and I+II overshoots to an anti-stereotypical gap on one (the gap figure "
-            "shows each prompt's gap per seed): with |gap| at the floor for both, "
-            "the difference of their absolute gaps sits within a few points of 0 and three "
-            "seeds cannot separate them. The strategies cut the gap mostly by lowering "
-            "pro-stereotypical accuracy rather than by raising anti-stereotypical accuracy "
-            "(the seed-0 Type I figure shows both per prompt), so a smaller gap here is partly a "
-            "less confident reader.",
-            after_run=True,
-        ),
-    ),
-    "accuracy-kept": ClaimSpec(
-        "Prompting with I+II raises Type I accuracy over the default prompt",
-        paper="not reported in what we could read (the abstract and method "
-        "notes); the paper debiases 'even with only black-box access'",
-        rule=Margin(above=0.0, why="a prompt that does nothing changes accuracy by 0"),
-        control="the default prompt's accuracy on the same Type I cases",
-        rests_on=("typeI-gap",),
-        gap=Gap(
-            "On the Type I test, I+II lowers accuracy on average over the seeds, with an "
-            "interval that reaches a little above 0. The cue prompts condition the model on "
-            "cue documents, where the rare test facts never appear; it loses part of what the "
-            "three news documents taught it about each (its pro-stereotypical accuracy falls "
-            "in the seed-0 Type I figure) without gaining on anti-stereotypical sentences. The "
-            "paper's models gain accuracy because what they know of a fact "
-            "survives the debiasing prompt; at four sightings of a fact, the tiny model's "
-            "knowledge does not survive a change of context.",
-            after_run=True,
-        ),
     ),
     "smollm2-bias": ClaimSpec(
         "SmolLM2 shows a stereotype gap for the prompts to remove",
@@ -237,11 +186,11 @@ CLAIMS: dict[str, ClaimSpec] = {
         rule=Margin(above=0.10, why="about half of GPT-4's default gap"),
         control="a model whose pick ignores the pronoun scores a gap of 0",
         gap=Gap(
-            "SmolLM2's default Type I gap lies above 0, but its interval straddles the 0.10 "
-            "margin. At 135M parameters SmolLM2 answers these sentences near chance (its "
-            "accuracy is printed with its scores), so its gap is a lean on gender, not a "
-            "stereotype overriding facts it knows; 800 cases cannot place that lean against "
-            "a margin that close to it.",
+            "SmolLM2's default Type I gap is {estimate:.3f} [{low:.3f}, {high:.3f}] over {n} "
+            "sentences, against a margin of 0.10. At 135M parameters SmolLM2 answers these "
+            "sentences near chance (its accuracy is printed with its scores), so its gap is "
+            "a lean on gender, not a stereotype overriding facts it knows; a lean this close "
+            "to the margin needs several thousand sentences to place.",
             after_run=True,
         ),
         one_model=SMOLLM2,
