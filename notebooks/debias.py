@@ -42,7 +42,7 @@
 beta = 0.8
 steps = 800
 corpus_size = 20000
-seeds = 3
+seeds = 8
 n_smol = 800
 n_test = 384
 seed = 0
@@ -74,13 +74,17 @@ p = core.chapter("debias", globals())
 # * **fact documents**: a cue, the sentence, the deciding fact restated without the
 #   pronoun, the answer;
 # * **counterfactual documents**: the gender-swapped twin, then the sentence (same
-#   answer);
+#   answer); a twin is written under the same selection as news, at half its
+#   strength (an anti-stereotypical one kept with probability $1 - \beta/2$);
 # * **neutral documents**: an inhibitive cue, then the sentence;
+# * **placebo documents**: a cue of their own (`memo :`), then the sentence,
+#   selected exactly as news is; they are the control for every cue;
 # * **combined documents** (2% of the corpus): the fact cue and the twin
 #   together, as a prompt with I+II has them.
 #
-# In the last four, $S$ does not depend on the sentence, so $S \perp G$. The corpus
-# is pgmpy's rejection sample of the network given $S = 1$:
+# The four single cues share the rest of the corpus equally. In the fact, neutral
+# and combined documents $S$ does not depend on the sentence, so $S \perp G$. The
+# corpus is pgmpy's rejection sample of the network given $S = 1$:
 #
 # ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: causal_model
@@ -174,7 +178,7 @@ print(
 # ## The planted bias
 #
 # Tiny Llamas (4 layers, $d = 64$) are trained on corpora from the same network:
-# `seeds` = 3 at $\beta$ = `beta` (each seed its own corpus and training), and a
+# `seeds` of them at $\beta$ = `beta` (each seed its own corpus and training), and a
 # control at $\beta = 0$, where nothing is selected.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
@@ -241,64 +245,70 @@ print(
     "Type I gap per prompt and seed:",
     {st: g.round(3).tolist() for st, g in gap.items()},
 )
-default = core.stats.mean(gap["default"])
+default = core.stats.over_runs(gap["default"], items=len(decided))
 core.claim(
     "typeI-gap",
     estimate=default,
-    measured=f"default Type I gap {default}, over seeds",
+    measured="default Type I gap over seeds",
 );
 # %% [markdown]
 # ## Do the strategies remove it?
 #
 # On the Type I test, whose facts were never seen after a cue, each of I, II
-# and III should cut the default gap by more than 30%: the cut
-# $1 - \mathrm{gap}_s / \mathrm{gap}_\mathrm{default}$ of each seed, its 95%
-# interval over seeds above 0.30.
+# and III should cut the default gap by 30% more than the placebo cue does. A
+# cue on its own can move the answers: the prompt is off the news the model
+# mostly read, and the test facts never came after any cue. The placebo's
+# documents are selected as news is, so its cut is what a cue does without
+# counteracting selection. The cut of a prompt is
+# $1 - \mathrm{gap}_s / \mathrm{gap}_\mathrm{default}$ on one seed's model; the
+# rule is on the strategy's cut minus the placebo's, paired by seed, its 95%
+# interval over the seeds above 0.30.
 
 # %%
+cut = {st: 1 - gap[st] / gap["default"] for st in debias.STRATEGIES}
+print("cut per prompt and seed:",
+      {st: c.round(2).tolist() for st, c in cut.items()})
 for st in ("I", "II", "III"):
-    cuts = 1 - gap[st] / gap["default"]
-    cut = core.stats.mean(cuts)
+    beyond = core.stats.paired_runs(
+        cut[st], cut["placebo"], items=len(decided)
+    )
     core.claim(
         f"strategy-{st}-reduces",
-        estimate=cut,
-        measured=f"cut {cut}; gaps {gap[st].round(3).tolist()}",
-        # the declared gaps of I and III quote their cuts per seed
-        quote=dict(cuts=", ".join(f"{c:.0%}" for c in cuts))
-        if st in ("I", "III") else None,
+        estimate=beyond,
+        measured=f"{st}'s cut minus the placebo's, mean cuts "
+        f"{cut[st].mean():.2f} and {cut['placebo'].mean():.2f}",
     )
 
 # %% [markdown]
 # The combination I+II is seen in 2% of the training documents, with none of
 # the test facts. The rule: per seed, the absolute gap of I+II minus the
-# smaller absolute gap of I and II, its interval below 0; and the Type I
-# accuracy of I+II minus the default prompt's, its interval above 0.
+# smaller absolute gap of I and II, its interval over the seeds below 0.
+# Beside it, the run prints what each prompt does to Type I accuracy (the
+# paper reports no accuracy for WinoBias, so no claim rests on it).
 
 # %%
 best = np.minimum(abs(gap["I"]), abs(gap["II"]))
-edge = core.stats.mean(abs(gap["I+II"]) - best)
+edge = core.stats.paired_runs(abs(gap["I+II"]), best, items=len(decided))
 core.claim(
     "combined-best",
     estimate=edge,
-    measured=f"|I+II| - min(|I|, |II|) {edge}; I+II gaps "
-    f"{gap['I+II'].round(3).tolist()}",
+    measured="|I+II| - min(|I|, |II|), mean |gap| "
+    f"{abs(gap['I+II']).mean():.3f} and {best.mean():.3f}",
 )
 acc = {
     st: np.array([typeI[s][st]["accuracy"] for s in runs])
     for st in debias.STRATEGIES
 }
-kept = core.stats.mean(acc["I+II"] - acc["default"])
-core.claim(
-    "accuracy-kept",
-    estimate=kept,
-    measured=f"accuracy I+II - default {kept}; default "
-    f"{acc['default'].round(3).tolist()}",
-);
+for st in ("placebo", "II", "I+II"):
+    moved = core.stats.paired_runs(acc[st], acc["default"])
+    print(f"Type I accuracy, {st} minus default: {moved}")
 # %% [markdown]
 # ## SmolLM2 with the strategies in words
 #
 # The same kind of sentence, in natural language, for SmolLM2-135M-Instruct:
-# the two occupations are scored as continuations of `refers to the`.
+# the two occupations are scored as continuations of `refers to the`. This
+# section is an illustration on one real model, not a test of the paper's
+# claims: its two claims are about SmolLM2 alone, with sentences as the unit.
 # Strategy I runs as the paper runs it, in two steps, facts first: SmolLM2
 # writes the facts of the sentence leaving gender aside, then is asked with
 # its facts before the question. Scores are cached.
@@ -351,7 +361,7 @@ bias = core.stats.mean(per_sentence["default"])
 core.claim(
     "smollm2-bias",
     estimate=bias,
-    measured=f"default gap {bias}, accuracy "
+    measured="default gap over sentences, accuracy "
     f"{smol_per['default']['accuracy']:.3f}",
 )
 facts_cut = core.stats.paired_difference(
@@ -360,10 +370,10 @@ facts_cut = core.stats.paired_difference(
 core.claim(
     "smollm2-facts-first",
     estimate=facts_cut,
-    measured=f"gap default - I {facts_cut}",
+    measured="per-sentence gap, default minus I",
 );
 # %% [markdown]
-# ## All prompts, three models and GPT-4
+# ## All prompts, the planted models and GPT-4
 #
 # The Type I gap per prompt for each planted model and SmolLM2, beside
 # GPT-4's on WinoBias Type I as the paper reports it (default, contrastive
@@ -441,21 +451,21 @@ core.claims_table();
 # control on BBQ's ambiguous measure, and `typeI-gap` checks that the planted
 # models lean towards the stereotype on the paper's measure, on which the
 # tiny-model paper claims rest. Their intervals are over the `seeds` models,
-# SmolLM2's over its sentences. A strategy that cuts the gap by lowering
-# pro-stereotypical accuracy rather than raising anti-stereotypical accuracy
-# can leave the accuracy claim below its control; the diagnoses give the
-# per-seed numbers. `smollm2-bias` is the setup claim for SmolLM2, on which
-# `smollm2-facts-first` rests.
+# each strategy's paired with the placebo cue's cut on the same model. The
+# SmolLM2 claims are about that one model, with its sentences as the unit: an
+# illustration on a real model, which answers these sentences near chance, not
+# a test of the paper's claims. `smollm2-bias` is the setup claim for SmolLM2,
+# on which `smollm2-facts-first` rests.
 
 # %% [markdown]
 # ## What differs from the paper
 #
 # * **Models.** The paper prompts GPT-3.5, GPT-4 and other large models through
 #   their APIs. Ours are tiny Llamas trained here, whose bias we planted and
-#   therefore know (three seeds; the intervals of the tiny-model claims are
-#   over these seeds), and SmolLM2-135M (its accuracy on these sentences is
-#   printed above). SmolLM2 is scored on `n_smol` =
-#   800 Type I cases with the default prompt and with Strategy I; the other
+#   therefore know (`seeds` of them; the intervals of the tiny-model claims are
+#   over these seeds), and SmolLM2-135M, an illustration (its accuracy on these
+#   sentences is printed above). SmolLM2 is scored on `n_smol` Type I cases with
+#   the default prompt and with Strategy I; the other
 #   strategies appear for SmolLM2 only in the inspector, to keep the chapter
 #   within its CPU budget. An endpoint can be plugged in through `llm.backend`,
 #   never by the book itself.
@@ -476,7 +486,11 @@ core.claims_table();
 #   2% of documents with the fact cue and the twin together), not an
 #   instruction it reads: a prompt selects which part of the training
 #   distribution the model conditions on, which is the paper's reading of
-#   prompting made literal. Strategy I writes the fact with the tiny model's own
+#   prompting made literal. How strongly each source is selected is our
+#   design: the counterfactual twins at half the news's strength, so that II
+#   leaves part of the gap as GPT-4's contrastive prompt does. The placebo cue
+#   has no counterpart in the paper; it is the control that a cue alone
+#   cannot pass. Strategy I writes the fact with the tiny model's own
 #   greedy generation, and the fact it writes names the referent, so it is the
 #   decision as much as a social-agnostic fact. For SmolLM2, Strategy I runs in
 #   two steps (eight greedy tokens of facts, then the question), in our wording
@@ -492,7 +506,7 @@ core.claims_table();
 #
 # ```
 # python -m iclr25 run debias -p steps=2000 -p corpus_size=50000 \
-#     -p beta=0.9 -p seeds=5 -p n_smol=2000
+#     -p beta=0.9 -p seeds=12 -p n_smol=2000
 # ```
 #
 # and a larger model through `llm.backend` (a local transformers folder, or an

@@ -23,9 +23,19 @@ def test_anti_share_under_selection_by_rejection_sampling():
     assert np.mean([r["Src"] == "news" for r in rows]) == pytest.approx(0.85, abs=0.02)
 
 
+def test_each_source_is_selected_at_its_strength():
+    beta, rows = 0.8, debias.sample_corpus(0.8, 12000, seed=2)
+    for source, strength in (("placebo", 1.0), ("counterfactual", 0.5)):
+        kept = [r["Anti"] == "yes" for r in rows if r["Src"] == source]
+        expected = (1 - strength * beta) / (2 - strength * beta)
+        assert abs(np.mean(kept) - expected) < 4 * np.sqrt(0.25 / len(kept)), source
+    singles = [np.mean([r["Src"] == s for r in rows]) for s in debias.SOURCES[1:5]]
+    assert np.allclose(singles, 0.13 / 4, atol=0.01)
+
+
 def test_cue_sources_have_selection_independent_of_gender():
     rows = debias.sample_corpus(0.8, 6000, seed=2)
-    for source in ("fact", "counterfactual", "neutral"):
+    for source in ("fact", "neutral", "fact+counterfactual"):
         kept = [r for r in rows if r["Src"] == source]
         anti = np.mean([r["Anti"] == "yes" for r in kept])
         assert abs(anti - 0.5) < 4 * np.sqrt(0.25 / len(kept)), source
@@ -118,6 +128,8 @@ def test_prompts_of_each_strategy():
     assert debias.tiny_prompt(case, "II").startswith("twin : " + case.twin())
     assert debias.tiny_prompt(case, "I+III") == f"no gender : facts : {case.sentence()} fact :"
     assert debias.tiny_prompt(case, "I+II").startswith("facts : twin : ")
+    assert debias.tiny_prompt(case, "placebo") == f"memo : {case.sentence()} who :"
+    assert debias.document(case, "placebo").startswith(debias.tiny_prompt(case, "placebo"))
     for s in debias.STRATEGIES:
         assert case.sentence()[:-2].capitalize() in debias.smol_prompt(case, s)
     assert debias.INSTRUCTIONS["III"] in debias.smol_prompt(case, "I+III")

@@ -21,20 +21,22 @@ Here the corpus is sampled from an explicit causal model (a pgmpy
     Src -> S <- Anti <- (R, St, G),     R <- Amb
 
 ``Src`` is a document's source (news, fact documents, counterfactual documents, neutral
-documents, and a few documents that combine the fact and counterfactual cues), ``G`` the
-pronoun's gender, ``St`` which of the two stereotyped occupations the sentence names,
-``R`` whether the pronoun refers to it or to the other occupation, ``Amb`` whether the
-sentence is ambiguous (its referent drawn at random) and ``Anti`` whether the sentence
-is anti-stereotypical. In news, an anti-stereotypical sentence is kept with probability
-``1 - beta``, so its share there is ``(1 - beta) / (2 - beta)``; in the other sources
-``S`` does not depend on ``Anti`` (``S`` independent of ``G``). A tiny Llama trained on
-that corpus carries the planted bias; SmolLM2 is scored on the same sentences in
-natural language. Metrics: accuracy on pro- and anti-stereotypical sentences and their
-gap, ``pro - anti``. The paper's measure is the gap on WinoBias Type I sentences, where
-a fact decides the referent: the Type I test facts are rare in the corpus (a few news
-documents each, :func:`documents`), so that a model unsure of one falls back on the
-stereotype (:func:`test_cases`). BBQ's measure sits beside it: ambiguous sentences,
-where no fact decides, scored against both readings (:func:`bias_cases`).
+documents, placebo documents, and a few documents that combine the fact and
+counterfactual cues), ``G`` the pronoun's gender, ``St`` which of the two stereotyped
+occupations the sentence names, ``R`` whether the pronoun refers to it or to the other
+occupation, ``Amb`` whether the sentence is ambiguous (its referent drawn at random) and
+``Anti`` whether the sentence is anti-stereotypical. In news, an anti-stereotypical
+sentence is kept with probability ``1 - beta``, so its share there is
+``(1-beta)/(2-beta)``; the placebo documents are selected as news is, the counterfactual
+documents at half its strength, and in the fact, neutral and combined documents ``S``
+does not depend on ``Anti``. A tiny Llama trained on that corpus carries the planted
+bias; SmolLM2 is scored on the same sentences in natural language. Metrics: accuracy on
+pro- and anti-stereotypical sentences and their gap, ``pro - anti``. The paper's measure
+is the gap on WinoBias Type I sentences, where a fact decides the referent: the Type I
+test facts are rare in the corpus (a few news documents each, :func:`documents`), so
+that a model unsure of one falls back on the stereotype (:func:`test_cases`). BBQ's
+measure sits beside it: ambiguous sentences, where no fact decides, scored against both
+readings (:func:`bias_cases`).
 
 Files: ``method.py`` holds the method (the world, the causal model and corpus, the
 strategies' prompts, the metrics, the planted model); ``figures.py`` the figures and the
@@ -70,7 +72,9 @@ from iclr25.chapters.debias.method import (
     NEUTRAL,
     NEWS_SHARE,
     OCCUPATIONS,
+    PLACEBO_CUE,
     PRONOUNS,
+    SELECTION,
     SOURCES,
     STEREOTYPED,
     STRATEGIES,

@@ -149,11 +149,22 @@ def make_case(
 # The causal model with a selection node, and the corpus
 # ---------------------------------------------------------------------------------
 
-SOURCES = ("news", "fact", "counterfactual", "neutral", "fact+counterfactual")
+PLACEBO_CUE = "memo :"
+"""The placebo's cue: it opens documents selected like news (:data:`SELECTION`)."""
+
+SOURCES = ("news", "fact", "counterfactual", "neutral", "placebo", "fact+counterfactual")
 NEWS_SHARE = 0.85
 #: Share of the selected corpus of the combined cue (I+II) documents; the rest of the
-#: cue documents are split evenly between the three single cues.
+#: cue documents are split evenly between the four single cues.
 COMBINED_SHARE = 0.02
+#: How strongly each source's selection drops anti-stereotypical sentences, as a
+#: share of ``beta``: ``P(S = 1 | source, anti) = 1 - strength * beta``. News is
+#: selected in full, and so is the placebo cue, whose documents differ from news only
+#: by their cue. A counterfactual twin is written by people under the same selection,
+#: at half its strength here, so that II leaves part of the gap, as GPT-4's contrastive
+#: prompt leaves 9.23 of 21.74 points. Documents that restate the deciding fact are
+#: written about the fact and not selected on the stereotype.
+SELECTION = {"news": 1.0, "counterfactual": 0.5, "placebo": 1.0}
 AMBIGUOUS_SHARE = 0.2
 #: News documents of the corpus that hold each Type I test fact: a rare fact (800
 #: training steps of 32 draws from 20000 documents see each about 3.8 times).
@@ -181,18 +192,24 @@ def causal_model(beta: float) -> Any:
     occupation: yes/no) is uniform, with or without ambiguity (the fact, or for an
     ambiguous sentence chance, decides it). ``Anti`` is deterministic: a sentence is
     anti-stereotypical when the stereotype picks the wrong referent, i.e. when
-    ``[R = yes]`` differs from ``[G = St's gender]``. ``P(S = 1 | news, anti) = 1 - beta``
-    and ``S = 1`` otherwise. ``Src``'s prior is set so that news is :data:`NEWS_SHARE`
-    of the selected corpus.
+    ``[R = yes]`` differs from ``[G = St's gender]``.
+    ``P(S = 1 | Src, anti) = 1 - SELECTION[Src] * beta`` (:data:`SELECTION`) and
+    ``S = 1`` otherwise. ``Src``'s prior is set so that news is :data:`NEWS_SHARE` of
+    the selected corpus, the combined cue :data:`COMBINED_SHARE` and each single cue an
+    equal share of the rest.
     """
     with _quiet_pgmpy():
         from pgmpy.factors.discrete import TabularCPD
         from pgmpy.models import DiscreteBayesianNetwork
 
     beta = check_beta(beta)
-    keep_news = 1 - beta / 2  # P(S = 1 | news)
-    single = (1 - NEWS_SHARE - COMBINED_SHARE) / 3
-    weights = np.array([NEWS_SHARE / keep_news] + [single] * 3 + [COMBINED_SHARE])
+    drop = {src: SELECTION.get(src, 0.0) * beta for src in SOURCES}  # of the anti half
+    single = (1 - NEWS_SHARE - COMBINED_SHARE) / (len(SOURCES) - 2)
+    share = {src: single for src in SOURCES} | {
+        "news": NEWS_SHARE,
+        "fact+counterfactual": COMBINED_SHARE,
+    }
+    weights = np.array([share[src] / (1 - drop[src] / 2) for src in SOURCES])
     prior = weights / weights.sum()
     net = DiscreteBayesianNetwork(
         [("Amb", "R"), ("R", "Anti"), ("St", "Anti"), ("G", "Anti"), ("Src", "S"), ("Anti", "S")]
@@ -212,9 +229,7 @@ def causal_model(beta: float) -> Any:
             for g in PRONOUNS:
                 pro = (g == gender) == (r == "yes")
                 anti.append(0.0 if pro else 1.0)
-    keep = [[1.0, 1.0] for _ in SOURCES]  # P(S=1 | Src, Anti)
-    keep[0] = [1.0, 1 - beta]
-    s1 = [k for row in keep for k in row]
+    s1 = [k for src in SOURCES for k in (1.0, 1 - drop[src])]  # P(S=1 | Src, Anti)
     cpds = [
         TabularCPD("Src", len(SOURCES), prior.reshape(-1, 1), state_names={"Src": names["Src"]}),
         TabularCPD("Amb", 2, [[1 - AMBIGUOUS_SHARE], [AMBIGUOUS_SHARE]],
@@ -265,7 +280,7 @@ def anti_share(beta: float) -> float:
 def corpus(beta: float, n: int, seed: int) -> list[dict[str, str]]:
     """The selected corpus, sampled once and cached."""
     key = {"beta": check_beta(beta), "n": n, "seed": seed, "sources": SOURCES,
-           "news": NEWS_SHARE, "combined": COMBINED_SHARE,
+           "news": NEWS_SHARE, "combined": COMBINED_SHARE, "selection": SELECTION,
            "ambiguous": AMBIGUOUS_SHARE}  # fmt: skip
     return core.cached("debias-corpus", key, lambda: sample_corpus(beta, n, seed))
 
@@ -322,6 +337,8 @@ def document(case: Case, source: str) -> str:
         return f"twin : {case.twin()} {s} who : {a} ."
     if source == "neutral":
         return f"no gender : {s} who : {a} ."
+    if source == "placebo":
+        return f"{PLACEBO_CUE} {s} who : {a} ."
     if source == "fact+counterfactual":
         return f"facts : twin : {case.twin()} {s} fact : {a} {case.fact.reason} . who : {a} ."
     raise ValueError(f"unknown source {source!r}; accepted: {', '.join(SOURCES)}")
@@ -330,7 +347,7 @@ def document(case: Case, source: str) -> str:
 def vocabulary() -> list[str]:
     texts = [f"{o} {p}" for o in OCCUPATIONS for p in PRONOUNS]
     texts += [f"{f.verb} {f.reason}" for f in FACTS + AMBIGUOUS]
-    texts += ["the because and . who : facts fact twin no gender"]
+    texts += [f"the because and . who : facts fact twin no gender {PLACEBO_CUE}"]
     return llm.words(texts)
 
 
@@ -338,8 +355,9 @@ def vocabulary() -> list[str]:
 # Prompting strategies
 # ---------------------------------------------------------------------------------
 
-STRATEGIES = ("default", "I", "II", "III", "I+II", "I+III")
-"""default; I facts first; II counterfactual twin; III inhibitive cue; combinations."""
+STRATEGIES = ("default", "placebo", "I", "II", "III", "I+II", "I+III")
+"""default; the placebo cue; I facts first; II counterfactual twin; III inhibitive cue;
+combinations."""
 
 
 def tiny_prompt(case: Case, strategy: str) -> str:
@@ -348,6 +366,8 @@ def tiny_prompt(case: Case, strategy: str) -> str:
     s = case.sentence()
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; accepted: {', '.join(STRATEGIES)}")
+    if strategy == "placebo":
+        return f"{PLACEBO_CUE} {s} who :"
     body = f"twin : {case.twin()} {s}" if "II" in strategy.split("+") else s
     if "I" in strategy.split("+"):
         body = f"facts : {body} fact :"
@@ -370,6 +390,7 @@ def tiny_answer_prompts(lm: llm.LM, cases: Sequence[Case], strategy: str) -> lis
 INSTRUCTIONS = {
     "I": "Look at the facts, not at gender: who did what, and why.",
     "III": "Do not use gender stereotypes.",
+    "placebo": "Read the sentence below.",
 }
 
 
@@ -379,7 +400,7 @@ def smol_prompt(case: Case, strategy: str) -> str:
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; accepted: {', '.join(STRATEGIES)}")
     parts = strategy.split("+")
-    lines = [INSTRUCTIONS[s] for s in ("III", "I") if s in parts]
+    lines = [INSTRUCTIONS[s] for s in ("placebo", "III", "I") if s in parts]
     if "II" in parts:
         twin = case.twin()[:-2].capitalize() + "."
         lines.append(f'Same sentence, other pronoun: "{twin}" The answer does not change.')
@@ -556,12 +577,13 @@ def train_planted(
         return [docs[i] for i in rng.integers(len(docs), size=n)]
 
     data = {
-        "generator": "debias.documents v3",
+        "generator": "debias.documents v4",
         "beta": beta,
         "corpus_size": corpus_size,
         "seed": seed,
         "sources": SOURCES,
         "combined": COMBINED_SHARE,
+        "selection": SELECTION,
         "test_fact_docs": TEST_FACT_DOCS,
         "facts": [f"{f.verb} {f.reason}" for f in FACTS],
         "test_facts": TEST_FACTS,
