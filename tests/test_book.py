@@ -106,8 +106,6 @@ def test_book_mode_claims_hold_or_are_declared_gaps(book, slug):
 
 
 UNDER_REPLICATED = {
-    "hyperdas": {"beats-noop", "hyperdas-matches", "hyperdas-locates", "hard-vs-soft",
-                 "sparsity"},
     "mcqa": {"tiny-sparse-heads", "tiny-learned-seeds", "tiny-formats"},
 }  # fmt: skip
 """The claims decided by an interval that rest on fewer than five training runs and name

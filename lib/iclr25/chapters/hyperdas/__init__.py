@@ -123,6 +123,7 @@ from iclr25.chapters.hyperdas.runs import (
     SMOL_K,
     SMOL_STEPS,
     parse_layers,
+    parse_site,
     run_das_grid,
     run_hyperdas,
     run_smol,
@@ -161,13 +162,22 @@ PARAMETERS = {
     "n_train": Param(4000, "training examples (train cities, train templates)", low=16),
     "n_test": Param(480, "test examples (held-out cities and templates)", low=12),
     "hyper_layer": Param(
-        2, "layer whose input stream HyperDAS edits (official: not the embeddings)", low=1
+        "auto",
+        "layer whose input stream HyperDAS edits: 'auto', the layer of das_layers (not the "
+        "embeddings) whose entity-token DAS disentangles best on the training cities, or a "
+        "layer number from 1",
+        parser=parse_site,
     ),
     "hyper_layers": Param(2, "target layers copied into the hypernetwork", low=1, high=12),
-    "hyper_steps": Param(600, "HyperDAS training steps (the branch starts at half)", low=2),
-    "hyper_lr": Param(4e-5, "hypernetwork learning rate (official 4e-5; AdamW, clip 4)", low=1e-7),
+    "hyper_steps": Param(2000, "HyperDAS training steps (the branch starts at half)", low=2),
+    "hyper_lr": Param(
+        2.5e-3,
+        "hypernetwork learning rate: the official 4e-5 at width 4,096, scaled to width 64 "
+        "(AdamW, clip 4)",
+        low=1e-7,
+    ),
     "rotate_lr": Param(1e-3, "learning rate of the rotation (official 1e-3)", low=1e-7),
-    "hyper_seeds": Param(3, "HyperDAS training seeds (the sparsity claim)", low=2),
+    "hyper_seeds": Param(5, "HyperDAS training seeds, over which its claims are decided", low=2),
     "tau_start": Param(1.0, "bidding softmax temperature at the start (official: 1)", low=1e-3),
     "tau_end": Param(1.0, "bidding softmax temperature at the end (official: 1)", low=1e-3),
     "das_batch": Param(32, "DAS batch per site", low=2),
@@ -199,6 +209,9 @@ SMOKE = {
 # The claims
 # ---------------------------------------------------------------------------------
 
+TARGET = "the tiny target trained on the run's world (its seed), with DAS fitted once"
+"""The one model the site's setup claims are about: their unit is the test example."""
+
 CLAIMS: dict[str, ClaimSpec] = {
     # DAS cause at the best (layer, position) minus the median site
     "search-matters": ClaimSpec(
@@ -223,7 +236,34 @@ CLAIMS: dict[str, ClaimSpec] = {
             after_run=True,
         ),
     ),
-    # soft HyperDAS minus the no-op (every weight on the null), paired over examples
+    # at the edited site (the entity token of the layer chosen on training cities):
+    # DAS's disentangle minus the no-op's, paired over the test examples
+    "das-at-site": ClaimSpec(
+        "At the site HyperDAS edits, DAS disentangles better than the no-op",
+        kind="setup",
+        paper="HyperDAS and MDAS are compared layer by layer on Llama3-8B; both work at "
+        "the layers whose entity tokens carry the attribute",
+        rule=Margin(
+            above=0.05,
+            why="a gain of 0.05 disentangle, 5 points of the 38 by which the paper's soft "
+            "HyperDAS clears the no-op's 50",
+        ),
+        control="the no-op: the same test examples, nothing edited",
+        one_model=TARGET,
+    ),
+    # the full state of the base entity token replaced by the source entity token's, at
+    # the edited layer: cause accuracy minus the no-op's (0), over the cause examples
+    "swap-at-site": ClaimSpec(
+        "At the site HyperDAS edits, swapping the whole entity state moves the answer to "
+        "the source city's in most cause examples",
+        kind="setup",
+        paper="HyperDAS's groundtruth selection: the base entity takes the source entity",
+        rule=Margin(above=0.5, why="most cause examples; the no-op moves none"),
+        control="the no-op's cause accuracy on the same examples (0: a cause label is "
+        "never the base's answer)",
+        one_model=TARGET,
+    ),
+    # per training seed: soft HyperDAS minus the no-op, disentangle; mean over seeds
     "beats-noop": ClaimSpec(
         "Soft HyperDAS disentangles better than the no-op intervention",
         kind="setup",
@@ -234,24 +274,14 @@ CLAIMS: dict[str, ClaimSpec] = {
             why="a gain of 0.05 disentangle, 5 points of the 38 by which the paper's "
             "soft HyperDAS clears the no-op's 50",
         ),
-        control="the no-op: the same test examples with every weight on the null",
-        gap=Gap(
-            "Two things stand in the way at our scale. The edit sits at a contextual "
-            "layer, as officially, and the official suffix mask lets it touch only the "
-            "tokens up to the entity; in a 6-layer target trained on cloze facts the "
-            "attribute may have left the entity token by then (DAS at that site, in the "
-            "grid, and the groundtruth mode test it), so that no bid can help. And at "
-            "the official learning rate of the hypernetwork, 4e-5, a few hundred CPU steps "
-            "barely move a hypernetwork copied from a 64-wide model that never read an "
-            "instruction. The paper edits a middle layer of Llama3-8B, whose entity tokens "
-            "carry their attributes there, with an 8-layer pretrained hypernetwork trained "
-            "for epochs. What would show it: a target whose entity tokens keep their "
-            "attributes at the edited layer, and tens of thousands of steps."
-        ),
+        control="the no-op: the same test examples with every weight on the null, "
+        "paired by training seed",
+        rests_on=("das-at-site", "swap-at-site"),
     ),
-    # bidding_argmax HyperDAS minus DAS at the best site, paired over test examples
+    # per training seed: bidding_argmax HyperDAS minus DAS at its best position of the
+    # edited layer (chosen on training cities), disentangle; mean over seeds
     "hyperdas-matches": ClaimSpec(
-        "HyperDAS (bidding_argmax) disentangles within 0.10 of DAS at the best site",
+        "HyperDAS (bidding_argmax) disentangles within 0.10 of DAS at the same layer",
         paper="RAVEL, Llama3-8B, soft HyperDAS over five domains: cause "
         "81.5, isolation 95.2, disentangle 88.4 (City 71.1 / 89.9); "
         "MDAS City-Country 80.8 / 66.5 / 73.7",
@@ -260,23 +290,26 @@ CLAIMS: dict[str, ClaimSpec] = {
             why="the paper has HyperDAS above DAS; 0.10 disentangle is the tolerance a "
             "scaled-down replica is given",
         ),
-        control="DAS at the grid's best site (by disentangle), on the same test examples",
+        control="DAS at its best position of the edited layer, chosen by disentangle on "
+        "the training cities, on the same test examples",
         rests_on=("search-matters", "beats-noop"),
     ),
-    # share of test examples whose bidding_argmax at the base entity is the source entity
+    # per training seed: the share of test examples whose bidding_argmax at the base
+    # entity picks the source entity, trained minus untrained; mean over seeds
     "hyperdas-locates": ClaimSpec(
-        "bidding_argmax at the base entity token picks the source entity "
-        "token in more than 80% of test examples",
+        "Training teaches the bidding to locate: bidding_argmax at the base entity picks "
+        "the source entity in at least 30 more test examples in 100 than before training",
         paper="the bidding concentrates on the entity's tokens (the paper's "
         "bidding heatmaps); a share is not reported",
         rule=Margin(
-            above=0.80,
-            why="most examples; the no-op picks the null, never the entity, and scores 0",
+            above=0.30,
+            why="a third of the examples newly located; the paper reports no share",
         ),
-        control="the no-op's share, 0 (it picks the null)",
+        control="the same hypernetwork at its initialisation (same seed): its share, "
+        "from the structure of the states alone",
         rests_on=("beats-noop",),
     ),
-    # mean over examples of (argmax - noop) - 0.5 (soft - noop)
+    # per training seed: mean over examples of (argmax - noop) - 0.5 (soft - noop)
     "hard-vs-soft": ClaimSpec(
         "bidding_argmax keeps more than half of soft bidding's gain over the no-op (disentangle)",
         paper="inference soft and bidding-argmax; soft disentangle 88.4 "
@@ -285,7 +318,22 @@ CLAIMS: dict[str, ClaimSpec] = {
             above=0.0,
             why="half of soft's gain kept; a bidding that collapsed to the null keeps none",
         ),
-        control="soft bidding of the same trained hypernetwork, both measured from the no-op",
+        control="soft bidding of the same trained hypernetwork, both measured from the "
+        "no-op, paired by training seed",
+        rests_on=("beats-noop",),
+    ),
+    # per training seed, cause examples whose source prompt is about a third city e''
+    # while the instruction names e': the share answering A(e'') minus the share
+    # answering A(e'); mean over seeds
+    "no-injection": ClaimSpec(
+        "HyperDAS carries the source run's feature, not the instruction's: when the "
+        "source prompt is about another city than the one the instruction names, the "
+        "answer follows the source prompt",
+        paper="the paper reviews the design decisions that keep HyperDAS from injecting "
+        "information the target's source run does not carry",
+        rule=Margin(above=0.0, why="the sign: which city the edit takes its value from"),
+        control="the share answering the instruction's city's value, on the same examples "
+        "(a network that read the answer from its instruction scores there)",
         rests_on=("beats-noop",),
     ),
     # source tokens with weight > 0.1: without the penalty minus with it, over seeds
@@ -299,17 +347,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="the run with the penalty, from whose half-way state the branch without "
         "it starts, paired over training seeds",
-        gap=Gap(
-            "The count is {penalty_off:.2f} tokens without the penalty and "
-            "{penalty_on:.2f} with it, in the mean over the seeds. At the official "
-            "hypernetwork learning rate, 4e-5, {after_branch} steps after "
-            "the branch leave the bids near their initial spread over the source tokens "
-            "and the null; every source token up to the entity then collects more than 0.1 "
-            "of weight over the base positions, so the count sits at the number of such "
-            "tokens in both runs and the penalty has nothing to sharpen. What would show "
-            "it: the paper's epochs of training, so that the bids concentrate first.",
-            after_run=True,
-        ),
     ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the
