@@ -38,12 +38,12 @@ das_steps = 200
 das_lr = 0.01
 n_train = 4000
 n_test = 480
-hyper_layer = 2
+hyper_layer = "auto"
 hyper_layers = 2
-hyper_steps = 600
-hyper_lr = 4e-05
+hyper_steps = 2000
+hyper_lr = 0.0025
 rotate_lr = 0.001
-hyper_seeds = 3
+hyper_seeds = 5
 tau_start = 1.0
 tau_end = 1.0
 das_batch = 32
@@ -191,8 +191,6 @@ key = {
 
 # %%
 layers = hyperdas.parse_layers(p.das_layers, lm.n_layers)
-if p.hyper_layer not in layers:
-    raise ValueError(f"das_layers must include hyper_layer {p.hyper_layer}")
 grid = hyperdas.run_das_grid(
     lm,
     world,
@@ -266,18 +264,79 @@ core.claim(
     ),
 );
 # %% [markdown]
+# ## The site HyperDAS edits
+#
+# The paper edits one layer of the target, a layer where DAS works. Here the
+# rule is fixed before the run: of the layers DAS searched (the embeddings
+# left out, as the official code refuses them), the one whose entity-token
+# DAS disentangles best on the *training* cities (`hyper_layer = "auto"`).
+# Two setup claims check that the feature is there, each against the no-op
+# (the same test examples, nothing edited): DAS at that entity token must
+# beat it by more than 0.05 disentangle, and swapping the entity token's
+# whole state for the source entity's must move the answer to the source
+# city's in most cause examples. Both are about this one target, with the
+# test examples as the unit.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/runs.py
+# :pyobject: edit_layer
+# ```
+
+# %%
+auto = p.hyper_layer == "auto"
+site = hyperdas.edit_layer(grid, layers) if auto else int(p.hyper_layer)
+if site not in layers:
+    raise ValueError(f"hyper_layer {site} must be one of das_layers {layers}")
+li = layers.index(site)
+at = int(grid["train_disentangle"].mean(0)[li].argmax())
+das_site = grid["hits"][li, at]
+seeds = [p.seed + i for i in range(p.hyper_seeds)]
+untrained = {
+    s: hyperdas.evaluate_hyperdas(
+        hyperdas.initial_net(lm, p.hyper_layers, p.k, s),
+        lm, test, site, p.tau_end, modes=("noop",),
+    )
+    for s in seeds
+}
+noop = untrained[p.seed]["noop"]["hits"]
+is_cause = np.array([x.cause for x in test])
+labels = np.array([hyperdas.label_id(lm, x.label) for x in test])
+swap = hyperdas.swap_logits(lm, test, site).argmax(-1).numpy() == labels
+print(f"HyperDAS edits layer {site}; DAS's best position there on the "
+      f"training cities: {hyperdas.POSITIONS[at]}")
+
+# %%
+core.claim(
+    "das-at-site",
+    estimate=stats.paired_difference(grid["hits"][li, 0], noop),
+    measured=f"DAS at layer {site}'s entity token "
+    f"{grid['hits'][li, 0].mean():.2f}, no-op {noop.mean():.2f}",
+)
+core.claim(
+    "swap-at-site",
+    estimate=stats.paired_difference(
+        swap[is_cause].astype(float), noop[is_cause]
+    ),
+    measured=f"whole-state swap, cause accuracy {swap[is_cause].mean():.2f}",
+);
+# %% [markdown]
 # ## HyperDAS locates the feature itself
 #
 # The hypernetwork copies the target's first two layers, cross-attends to the
-# base and source states of every layer, and edits the stream entering layer
-# `hyper_layer`, a contextual layer (the official code edits layer 15 of
-# Llama3-8B and refuses the embeddings). It trains as the official recipe:
-# AdamW at $4\times10^{-5}$ for the hypernetwork and $10^{-3}$ for the rotation,
-# the penalty's weight `linspace(0.15, 1.5)` over training with its first half
-# zeroed. We train it with the penalty at `hyper_seeds` seeds and, from each
-# run's state at half training where the penalty starts, once more without
-# it. The mean null weight shows whether the bidding gave up: a null weight of
-# 1 edits nothing.
+# base and source states of every layer, and edits the stream entering the
+# chosen layer. Its instruction, `e to e' A`, is made of words the target
+# learnt (`city`, `language` and `climate` come from their attributes'
+# templates), since the hypernetwork starts as a copy of the target. It
+# trains with the official recipe but for the hypernetwork's learning rate:
+# the official $4\times10^{-5}$ is set for a 4,096-wide Llama3-8B, and the
+# change one step makes to a layer's output grows with its width, so the
+# same change at width 64 takes $4\times10^{-5} \cdot 4096/64 \approx
+# 2.5\times10^{-3}$ (`hyper_lr`). The rotation keeps the official
+# $10^{-3}$; the penalty's weight is `linspace(0.15, 1.5)` over training,
+# its first half zeroed. We train it with the penalty at `hyper_seeds` seeds
+# and, from each run's state at half training where the penalty starts, once
+# more without it; every claim below is decided over these seeds. The mean
+# null weight shows whether the bidding gave up: a null weight of 1 edits
+# nothing.
 #
 # ```{literalinclude} ../lib/iclr25/chapters/hyperdas/method.py
 # :pyobject: bidding_argmax
@@ -285,7 +344,7 @@ core.claim(
 
 # %%
 hk = dict(
-    layer=p.hyper_layer,
+    layer=site,
     n_layers=p.hyper_layers,
     k=p.k,
     steps=p.hyper_steps,
@@ -296,7 +355,6 @@ hk = dict(
 )
 
 # %%
-seeds = [p.seed + i for i in range(p.hyper_seeds)]
 runs = {
     s: (
         hyperdas.run_hyperdas(lm, train, key=key, seed=s, **hk),
@@ -312,17 +370,20 @@ hyperdas.null_figure(
     }
 ).show()
 
+
 # %%
-nets = {
-    name: hyperdas.hyper_net(lm, run["net"], p.hyper_layers, p.k)
-    for name, run in (("with", with_pen), ("without", no_pen))
-}
+def trained(run):
+    return hyperdas.hyper_net(lm, run["net"], p.hyper_layers, p.k)
+
+
 res = {
-    name: hyperdas.evaluate_hyperdas(net, lm, test, p.hyper_layer, p.tau_end)
-    for name, net in nets.items()
+    s: hyperdas.evaluate_hyperdas(
+        trained(runs[s][0]), lm, test, site, p.tau_end
+    )
+    for s in seeds
 }
-r = res["with"]
-print(f"{time.perf_counter() - t0:.0f} s so far")
+r = res[p.seed]
+print(f"{time.perf_counter() - t0:.0f} s so far; seed {p.seed}:")
 for mode in hyperdas.MODES:
     print(f"{mode:15}", {m: round(v, 3) for m, v in r[mode]["all"].items()})
 
@@ -332,40 +393,43 @@ for mode in hyperdas.MODES:
 # An intervention that puts every weight on the null edits nothing. It scores
 # cause 0 (a cause label is never the base's own answer) and isolation about
 # 1, so disentangle about 0.5: every claim below must beat it. The setup
-# claim: soft HyperDAS beats the no-op by more than 0.05 disentangle, paired
-# over the test examples (half cause, half isolation, so an example's mean
-# hit is the disentangle score). The official `groundtruth` mode keeps the
-# hypernetwork's subspace but gives the bids of an oracle, the base entity
-# taking the source entity: beside DAS at the same site, it tells the
-# subspace apart from the bidding.
+# claim: soft HyperDAS beats the no-op by more than 0.05 disentangle, each
+# seed's score on the test examples (half cause, half isolation, so the mean
+# hit is the disentangle score) against the no-op's, over the seeds. The
+# official `groundtruth` mode keeps the hypernetwork's subspace but gives the
+# bids of an oracle, the base entity taking the source entity: beside DAS at
+# the same site, it tells the subspace apart from the bidding.
+
 
 # %%
-hits = {m: r[m]["hits"] for m in hyperdas.MODES}
-li = layers.index(p.hyper_layer)
-das_best = grid["hits"][best[0], best[1]]
-das_entity = grid["hits"][li, 0]
-noop_d = r["noop"]["all"]["disentangle"]
-print(f"no-op disentangle {noop_d:.3f}")
-oracle = stats.paired_difference(hits["groundtruth"], das_entity)
-print(
-    f"groundtruth minus DAS at layer {p.hyper_layer}'s entity token: {oracle}"
-)
+def per_seed(score):
+    return np.array([score(res[s]) for s in seeds])
+
+
+soft = per_seed(lambda e: e["soft"]["hits"].mean())
+hard = per_seed(lambda e: e["bidding_argmax"]["hits"].mean())
+floor = np.full(len(seeds), noop.mean())
+truth = per_seed(lambda e: e["groundtruth"]["hits"].mean())
+print(f"no-op disentangle {noop.mean():.3f}; groundtruth minus DAS at "
+      f"layer {site}'s entity token, per seed: "
+      f"{(truth - grid['hits'][li, 0].mean()).round(3).tolist()}")
 core.claim(
     "beats-noop",
-    estimate=stats.paired_difference(hits["soft"], hits["noop"]),
-    measured=f"soft {r['soft']['all']['disentangle']:.3f}, "
-    f"no-op {noop_d:.3f}",
+    estimate=stats.paired_runs(soft, floor, items=len(test)),
+    measured=f"soft per seed {soft.round(3).tolist()}",
 );
 # %% [markdown]
 # Per attribute, HyperDAS (soft and `bidding_argmax`) beside DAS at its best
-# site and at the entity token of the layer HyperDAS edits. The paper's
-# claims: the argmax HyperDAS disentangles as well as DAS at the best site
-# (within 0.10 here), its argmax picks the source entity for the base entity
-# (in more than 80% of the test examples), and the argmax keeps the soft
-# score; here that it keeps more than half of soft's gain over the no-op, so
-# that a bidding that collapsed to the null cannot pass. The dotted lines are
-# the paper's scores on RAVEL with Llama3-8B, for scale only: another model,
-# other data and attributes.
+# position of the edited layer and at that layer's entity token, for the
+# first seed. The paper's claims: the argmax HyperDAS disentangles as well as
+# DAS at the same layer (within 0.10 here, DAS's position chosen on the
+# training cities), training teaches its argmax to pick the source entity
+# for the base entity (30 more test examples in 100 than the same network
+# before training), and the argmax keeps the soft score; here that it keeps
+# more than half of soft's gain over the no-op, so that a bidding that
+# collapsed to the null cannot pass. The dotted lines are the paper's scores
+# on RAVEL with Llama3-8B, for scale only: another model, other data and
+# attributes.
 
 # %%
 d = grid["disentangle"]
@@ -377,33 +441,75 @@ rows = {
     "HyperDAS groundtruth": {
         a: r["groundtruth"][a]["disentangle"] for a in attrs
     },
-    "DAS best site": dict(zip(attrs, d[:, best[0], best[1]])),
-    "DAS entity site": dict(zip(attrs, d[:, li, 0])),
+    f"DAS layer {site}, {hyperdas.POSITIONS[at]}": dict(
+        zip(attrs, d[:, li, at])
+    ),
+    f"DAS layer {site}, entity": dict(zip(attrs, d[:, li, 0])),
 }
 hyperdas.compare_figure(rows, attrs, hyperdas.PAPER_DISENTANGLE).show()
-hard_d = r["bidding_argmax"]["all"]["disentangle"]
-soft_d = r["soft"]["all"]["disentangle"]
 core.claim(
     "hyperdas-matches",
-    estimate=stats.paired_difference(hits["bidding_argmax"], das_best),
-    measured=f"HyperDAS bidding_argmax {hard_d:.2f}, "
-    f"best DAS site {das_best.mean():.2f}",
+    estimate=stats.paired_runs(
+        hard, np.full(len(seeds), das_site.mean()), items=len(test)
+    ),
+    measured=f"bidding_argmax per seed {hard.round(3).tolist()}, DAS "
+    f"{das_site.mean():.3f}",
 );
 # %%
-located = r["located"]
+located = per_seed(lambda e: e["located"].mean())
+before = np.array([untrained[s]["located"].mean() for s in seeds])
 core.claim(
     "hyperdas-locates",
-    estimate=stats.share(int(located.sum()), len(located)),
-    measured=f"{located.mean():.0%} of test examples",
+    estimate=stats.paired_runs(located, before, items=len(test)),
+    measured=f"shares trained {located.round(2).tolist()}, untrained "
+    f"{before.round(2).tolist()}",
 )
-keep = (hits["bidding_argmax"] - hits["noop"]) - 0.5 * (
-    hits["soft"] - hits["noop"]
+keep = per_seed(
+    lambda e: ((e["bidding_argmax"]["hits"] - noop)
+               - 0.5 * (e["soft"]["hits"] - noop)).mean()
 )
 core.claim(
     "hard-vs-soft",
-    estimate=stats.mean(keep),
-    measured=f"bidding_argmax {hard_d:.2f}, soft {soft_d:.2f}, "
-    f"no-op {noop_d:.2f}",
+    estimate=stats.over_runs(keep, items=len(test)),
+    measured=f"argmax {hard.mean():.3f}, soft {soft.mean():.3f}, no-op "
+    f"{noop.mean():.3f} (means of the seeds)",
+);
+# %% [markdown]
+# ## Does HyperDAS inject information?
+#
+# The instruction names the source city, so a hypernetwork could in principle
+# write that city's value into the base run itself instead of carrying the
+# feature over from the source run. The paper's design keeps it from doing
+# so: the edit only moves the base state towards the source states, inside
+# the subspace. The test: each cause example with its source prompt moved to
+# a third city $e''$, whose value differs from both $A(e)$ and $A(e')$, while
+# the instruction still names $e'$. The claim: the soft edit answers
+# $A(e'')$, the value the source run carries, more often than $A(e')$, the
+# instruction's, over the seeds.
+#
+# ```{literalinclude} ../lib/iclr25/chapters/hyperdas/data.py
+# :pyobject: mismatched
+# ```
+
+# %%
+moved = hyperdas.mismatched(
+    world, test, np.random.default_rng(p.seed), known=ok
+)
+carried = np.array([hyperdas.label_id(lm, x.label) for x in moved])
+named = np.array([
+    hyperdas.label_id(lm, world.value(x.attribute, x.named)) for x in moved
+])
+said = {
+    s: hyperdas.answers(trained(runs[s][0]), lm, moved, site, p.tau_end)
+    for s in seeds
+}
+source_share = np.array([(said[s] == carried).mean() for s in seeds])
+named_share = np.array([(said[s] == named).mean() for s in seeds])
+core.claim(
+    "no-injection",
+    estimate=stats.paired_runs(source_share, named_share, items=len(moved)),
+    measured=f"answers the source's value {source_share.mean():.2f}, the "
+    f"instruction's {named_share.mean():.2f} ({len(moved)} examples)",
 );
 # %% [markdown]
 # ## The sparsity penalty
@@ -417,11 +523,20 @@ core.claim(
 # in both runs of the first seed:
 
 # %%
-x, i = test[0], 0
+soft_runs = {
+    name: [
+        hyperdas.evaluate_hyperdas(
+            trained(runs[s][i]), lm, test, site, p.tau_end, modes=("soft",)
+        )
+        for s in seeds
+    ]
+    for i, name in enumerate(("with", "without"))
+}
+x = test[0]
 base, src, _ = hyperdas.pair(lm, [x])
-for name, rr in res.items():
+for name, evs in soft_runs.items():
     hyperdas.bids_figure(
-        rr["bids"][i],
+        evs[0]["bids"][0],
         hyperdas.example_tokens(lm, base, 0),
         hyperdas.example_tokens(lm, src, 0),
         f"{name} penalty: {x.instruction}",
@@ -432,24 +547,20 @@ for name, rr in res.items():
 # test example, without the penalty minus with it.
 
 # %%
-used = {name: [] for name in ("with", "without")}
-for s, pair_runs in runs.items():
-    for name, run in zip(used, pair_runs):
-        net = hyperdas.hyper_net(lm, run["net"], p.hyper_layers, p.k)
-        ev = hyperdas.evaluate_hyperdas(
-            net, lm, test, p.hyper_layer, p.tau_end, modes=("soft",)
-        )
-        used[name].append(ev["tokens_used"])
-print({name: np.round(v, 2).tolist() for name, v in used.items()})
+used = {
+    name: np.array([ev["tokens_used"] for ev in evs])
+    for name, evs in soft_runs.items()
+}
+print({name: v.round(2).tolist() for name, v in used.items()})
 core.claim(
     "sparsity",
-    estimate=stats.paired_difference(used["without"], used["with"]),
-    measured=f"{np.mean(used['without']):.2f} tokens without, "
-    f"{np.mean(used['with']):.2f} with (mean of {len(seeds)} seeds)",
-    quote=dict(penalty_off=np.mean(used["without"]),
-               penalty_on=np.mean(used["with"]),
-               after_branch=p.hyper_steps - p.hyper_steps // 2),
+    estimate=stats.paired_runs(
+        used["without"], used["with"], items=len(test)
+    ),
+    measured=f"{used['without'].mean():.2f} tokens without, "
+    f"{used['with'].mean():.2f} with (mean of {len(seeds)} seeds)",
 );
+
 # %% [markdown]
 # ## DAS on SmolLM2
 #
@@ -504,7 +615,7 @@ choices = [
     (a, a, e, e2) for a in attrs for e in cities for e2 in cities if e != e2
 ][:: max(1, len(cities))]
 view = lambda c: hyperdas.bidding_view(  # noqa: E731
-    nets["with"], lm, world, c, p.hyper_layer, p.tau_end
+    trained(with_pen), lm, world, c, site, p.tau_end
 )
 live = hyperdas.instruction_picker(attrs, cities)
 core.explore(view, choices[:6], "instruction", live=live)
@@ -519,7 +630,11 @@ core.claims_table();
 # **Reading the claims.** Every HyperDAS claim is read from the no-op floor
 # (every weight on the null), computed in the run and printed above: soft
 # HyperDAS's margin over it is the setup claim `beats-noop`, on which
-# `hyperdas-matches`, `hyperdas-locates` and `hard-vs-soft` rest. The
+# `hyperdas-matches`, `hyperdas-locates`, `hard-vs-soft` and `no-injection`
+# rest; it rests in turn on the two claims about the site, `das-at-site` and
+# `swap-at-site`, which are about this one target (their unit is the test
+# example). The claims over training are decided over the `hyper_seeds`
+# hypernetworks, each against its control on the same examples. The
 # `groundtruth` line printed beside it separates the subspace from the bids:
 # it gives the hypernetwork's subspace the oracle's weights, base entity from
 # source entity, and is compared with DAS at the same entity site. The DAS
@@ -527,8 +642,7 @@ core.claims_table();
 # carries at each layer, beside the last token's. `search-matters` measures
 # how much the search over sites buys; the held-out and training-city scores
 # printed under the grid say how far DAS carries over from the cities it was
-# fitted on. The `sparsity` count is read at the bids' spread after training;
-# its diagnosis gives the count. DAS and HyperDAS train their rotations
+# fitted on. DAS and HyperDAS train their rotations
 # without weight decay: AdamW's decay pulls the ±1 signs that torch's
 # orthogonal parametrisation stores (and reads back as integers) to zero, and
 # with them every basis.
@@ -542,27 +656,34 @@ core.claims_table();
 #   is a 6-layer, 64-wide Llama trained on 160 invented single-token cities
 #   (20 per country) with three independent attributes, and the hypernetwork
 #   copies two of its layers (the official script's default `num_decoders`).
-# - **The site.** HyperDAS edits the stream entering layer 2 of 6, a
-#   contextual layer (the official code refuses DAS at the embeddings), over
-#   the base tokens up to the entity (the official suffix mask). The
+# - **The site.** HyperDAS edits the stream entering the layer of
+#   `das_layers` whose entity-token DAS is best on the training cities (the
+#   official code refuses the embeddings), over the base tokens up to the
+#   entity (the official suffix mask). The
 #   hypernetwork cross-attends to the normalised states of every layer, as
 #   the official one. DAS searches layers 0, 1, 2 and 4, not all six, for the
 #   CPU budget.
-# - **Recipe.** As the official code: AdamW at $4\times10^{-5}$ for the
-#   hypernetwork and $10^{-3}$ without decay for the rotation, the penalty
+# - **Recipe.** As the official code: AdamW for the hypernetwork and
+#   $10^{-3}$ without decay for the rotation, the penalty
 #   ramp `linspace(0.15, 1.5)` with its first half zeroed, rotary positions
 #   on the queries and keys of the cross-attention and of the bidding, the
 #   null's key $k(\hat h_{base,j})$ beside $k(\mathrm{combine}[\hat
 #   h_{base,j}; \hat h_{src,i}])$, and `bidding_argmax` with its 0.1 null
 #   floor (`column_argmax` and `groundtruth` are evaluated beside it). Not
-#   as the official: 600 steps of 32 (official: epochs over tens of
-#   thousands of examples, batch 16) and $k = 8$ (official 128) for a
-#   64-wide model. The bidding is a plain softmax, as specified;
-#   `tau_start`/`tau_end` let a reader anneal it instead.
-# - **Seeds.** The sparsity claim pairs each run with the penalty and its
-#   branch without it over 3 training seeds of the hypernetwork (the same
-#   target and data); the other claims use the first seed's run. More seeds
-#   or steps do not fit the chapter's CPU budget.
+#   as the official: the hypernetwork's learning rate, the official
+#   $4\times10^{-5}$ for width 4,096 scaled to width 64 ($2.5\times10^{-3}$);
+#   2,000 steps of 32 (official: epochs over tens of thousands of examples,
+#   batch 16); $k = 8$ (official 128) for a 64-wide model; and an
+#   instruction in the target's own words (`e to e' city`), where the
+#   official hypernetwork, Llama3-8B itself, reads RAVEL's. The bidding is a
+#   plain softmax, as specified; `tau_start`/`tau_end` let a reader anneal
+#   it instead.
+# - **Seeds.** Every claim over training is decided over `hyper_seeds`
+#   hypernetworks (the same target, data and DAS); the sparsity claim pairs
+#   each run with the penalty with its branch without it.
+# - **Injection.** The paper reviews the design decisions that keep HyperDAS
+#   from injecting information; `no-injection` tests their effect with
+#   source prompts about another city than the one the instruction names.
 # - **Scores** compare the first token of the label (the official scores
 #   compare up to three); isolation examples require $B(e) \ne B(e')$ so that
 #   a leak is seen.
@@ -577,15 +698,15 @@ core.claims_table();
 #   steps, 2%, at most 200 steps), batch 32 and lr $10^{-2}$ for a 64-wide
 #   model (official: 1,000 steps of 16, lr $10^{-3}$, on Llama3-8B).
 # - **SmolLM2** DAS (two layers, at most 40 steps) is off in the book for the
-#   CPU budget (`smol = True` runs it); HyperDAS on it would cost 0.5-0.9 s a
-#   step, so it is left to Going further.
+#   CPU budget (`smol = True` runs it); HyperDAS on SmolLM2 is left to Going
+#   further.
 #
 # ## Going further
 #
 # A longer run of the tiny world, closer to the paper's budget:
 #
 # ```
-# python -m iclr25 run hyperdas -p hyper_steps=20000 -p hyper_seeds=5 \
+# python -m iclr25 run hyperdas -p hyper_steps=20000 -p hyper_seeds=8 \
 #     -p k=16 -p das_steps=2000 -p n_train=20000 -p das_layers=0,1,2,3,4,5
 # ```
 #
@@ -593,5 +714,5 @@ core.claims_table();
 # (`-p smol_layers=2,6,10,14,18,22`); with more steps than `SMOL_STEPS` (40,
 # in `runs.py`) the stopping rule, not the cap, would end each layer's
 # training. HyperDAS on SmolLM2 (its own first 8 layers copied,
-# cross-attending to layer 12) needs an accelerator: at 0.5-0.9 s a step on a
-# CPU, the paper's 5 epochs take days.
+# cross-attending to layer 12) needs an accelerator: a step copies eight of
+# its layers' work for every example, and the paper trains for 5 epochs.

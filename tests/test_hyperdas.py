@@ -35,7 +35,8 @@ def test_examples_follow_the_official_generator(world):
     assert sum(x.cause for x in xs) == 100
     for x in xs:
         assert x.base in x.base_prompt and x.source in x.source_prompt
-        assert x.instruction == f"{x.base} ; {x.source} - {x.attribute}"
+        word = H.INSTRUCTION_WORDS[x.attribute]
+        assert x.instruction == f"{x.base} to {x.source} {word}"
         if x.cause:
             assert x.label == world.value(x.attribute, x.source)
             assert world.value(x.attribute, x.base) != x.label
@@ -46,6 +47,36 @@ def test_examples_follow_the_official_generator(world):
     assert not {x.base for x in train} & {x.base for x in test}
     held = {t.format(x.base) for x in test for t in world.templates[x.asked][2:]}
     assert all(x.base_prompt in held for x in test)
+
+
+def test_instructions_use_only_words_of_the_targets_corpus(world):
+    corpus = set(" ".join(H.world_texts(world)).split())
+    x = H.make_examples(world, world.entities, (0, 1), 10, np.random.default_rng(0))[0]
+    for a, word in H.INSTRUCTION_WORDS.items():
+        assert word in " ".join(world.templates[a])
+        assert set(x.instruction.split()[:-1] + [word]) <= corpus
+
+
+def test_mismatched_examples_name_one_city_and_take_the_source_from_another(world):
+    rng = np.random.default_rng(0)
+    xs = H.make_examples(world, world.entities, (0, 1), 40, rng)
+    moved = H.mismatched(world, xs, rng)
+    assert 0 < len(moved) <= sum(x.cause for x in xs)
+    for m in moved:
+        assert m.cause and m.named != m.source and m.source in m.source_prompt
+        assert m.instruction.split()[2] == m.named  # the instruction names e'
+        assert m.label == world.value(m.attribute, m.source)
+        values = {world.value(m.attribute, c) for c in (m.base, m.named, m.source)}
+        assert len(values) == 3
+
+
+def test_edited_layer_is_the_best_entity_das_on_training_cities_not_layer_0():
+    fit = np.zeros((3, 4, 3))  # [attribute, layer, position]
+    fit[:, 0, 0], fit[:, 2, 0], fit[:, 3, 2] = 0.9, 0.7, 0.95
+    assert H.edit_layer({"train_disentangle": fit}, [0, 1, 2, 4]) == 2
+    assert H.parse_site("auto") == "auto" and H.parse_site("3") == 3
+    with pytest.raises(ValueError, match="accepted, 'auto' or a layer number from 1"):
+        H.parse_site("0")
 
 
 def test_the_suffix_mask_stops_at_the_entity(lm, world):
@@ -155,6 +186,11 @@ def test_one_hot_entity_selection_with_full_rank_is_activation_patching(lm, worl
         positions=(pos,),
     )
     torch.testing.assert_close(ours.float(), theirs, atol=1e-4, rtol=1e-4)
+    xs = [
+        H.Example("country", "country", e, e2, t.format(e), t.format(e2), "Arvia")
+        for e, e2 in zip(a, b)
+    ]
+    torch.testing.assert_close(H.swap_logits(lm, xs, layer), ours, atol=1e-5, rtol=1e-5)
 
 
 def test_batched_das_hook_equals_pyvene(lm, world):

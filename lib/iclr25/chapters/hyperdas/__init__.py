@@ -1,6 +1,6 @@
 """HyperDAS: a hypernetwork that locates and learns concept features (Sun et al., ICLR 2025).
 
-RAVEL-style interchange data. An *instruction* ``"e ; e' - A"`` names a base entity ``e``, a
+RAVEL-style interchange data. An *instruction* ``"e to e' A"`` names a base entity ``e``, a
 source entity ``e'`` and an attribute ``A``. A *cause* example runs a base prompt asking for
 ``A(e)`` and must answer ``A(e')`` once the feature of ``A`` is taken from the source run (a
 prompt about ``e'``, any template); an *isolation* example asks the base prompt for another
@@ -29,7 +29,8 @@ disentangle, their mean.
   Loss: label cross-entropy weighted 3.5 (cause) / 0.5 (isolation) plus
   ``lambda(t) sum_i max(0, sum_j w_ij - 1)`` (no source token spent on more than one base
   position), ``lambda = linspace(0.15, 1.5)`` over training with its first half zeroed.
-  AdamW at 4e-5 for the hypernetwork, 1e-3 for the rotation. At inference: *soft* uses
+  AdamW for the hypernetwork (the official 4e-5 for a 4,096-wide model; scaled to width
+  here), 1e-3 for the rotation. At inference: *soft* uses
   ``w``; ``bidding_argmax`` (one-to-one, null floored at 0.1) and ``column_argmax``
   one-hot; ``groundtruth`` the oracle entity-to-entity weights; ``noop`` all on the null.
 
@@ -60,6 +61,7 @@ from iclr25.chapters.hyperdas.das import (
 )
 from iclr25.chapters.hyperdas.data import (
     CITY_NAMES,
+    INSTRUCTION_WORDS,
     POSITIONS,
     SCORES,
     TEMPLATES,
@@ -73,6 +75,7 @@ from iclr25.chapters.hyperdas.data import (
     encode,
     label_id,
     make_examples,
+    mismatched,
     pair,
     scores,
     side,
@@ -99,11 +102,13 @@ from iclr25.chapters.hyperdas.method import (
     HyperLayer,
     HyperOutput,
     ReflectSelect,
+    answers,
     bidding_argmax,
     evaluate_hyperdas,
     hard,
     hyper_forward,
     hyper_net,
+    initial_net,
     interchange,
     key_positions,
     optimiser,
@@ -112,6 +117,7 @@ from iclr25.chapters.hyperdas.method import (
     rotate,
     select,
     sparsity_penalty,
+    swap_logits,
     temperature,
     train_hyperdas,
     unit,
@@ -122,6 +128,7 @@ from iclr25.chapters.hyperdas.runs import (
     SMOL_BATCH,
     SMOL_K,
     SMOL_STEPS,
+    edit_layer,
     parse_layers,
     parse_site,
     run_das_grid,

@@ -36,6 +36,9 @@ TEMPLATES = {
     "climate": ("the climate of {} is", "{} has weather that is", "a year in {} feels"),
 }
 TEST_TEMPLATE = 2  # the last template of each attribute is held out for testing
+INSTRUCTION_WORDS = {"country": "city", "language": "language", "climate": "climate"}
+"""The word naming each attribute in an instruction: a word of its own templates, so
+that the hypernetwork, copied from the target, reads only tokens the target learnt."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,8 @@ def world_texts(world: World) -> list[str]:
 
 
 def vocabulary(world: World) -> list[str]:
-    """Corpus words plus the instruction's ``;`` and ``-`` and the attribute names."""
-    return llm.words([*world_texts(world), "; -", " ".join(world.attributes)])
+    """The corpus's words: the instructions are made of them too."""
+    return llm.words(world_texts(world))
 
 
 # ---------------------------------------------------------------------------------
@@ -97,7 +100,8 @@ def vocabulary(world: World) -> list[str]:
 @dataclass(frozen=True)
 class Example:
     """One interchange example: the base prompt about ``base`` (asking ``asked``), the source
-    prompt about ``source``, the intervened attribute and the expected answer."""
+    prompt about ``source``, the intervened attribute and the expected answer. The
+    instruction names ``named``, the source unless set otherwise (:func:`mismatched`)."""
 
     attribute: str
     asked: str
@@ -106,6 +110,7 @@ class Example:
     base_prompt: str
     source_prompt: str
     label: str
+    named: str = ""
 
     @property
     def cause(self) -> bool:
@@ -113,7 +118,9 @@ class Example:
 
     @property
     def instruction(self) -> str:
-        return f"{self.base} ; {self.source} - {self.attribute}"
+        """``"e to e' A"`` in words the target knows (:data:`INSTRUCTION_WORDS`)."""
+        word = INSTRUCTION_WORDS.get(self.attribute, self.attribute)
+        return f"{self.base} to {self.named or self.source} {word}"
 
 
 def make_examples(
@@ -151,6 +158,41 @@ def make_examples(
         out.append(Example(a, asked, e, e2, base_t.format(e), src_t.format(e2), label))
     if len(out) < n:
         raise ValueError(f"only {len(out)} of {n} examples could be made from these facts")
+    return out
+
+
+def mismatched(
+    world: World,
+    examples: Sequence[Example],
+    rng: np.random.Generator,
+    *,
+    known: set[tuple[str, int, str]] | None = None,
+) -> list[Example]:
+    """The injection test: each cause example with its source prompt moved to a third
+    city ``e''`` of the world, whose value of the attribute differs from both
+    ``A(e)`` and ``A(e')``, while the instruction still names ``e'``. Label ``A(e'')``:
+    the value the source run carries; ``A(e')`` is the instruction's. With ``known``,
+    ``e''`` is a city whose value the target gives at the held-out template."""
+    out = []
+    for x in (x for x in examples if x.cause):
+        taken = {world.value(x.attribute, x.base), world.value(x.attribute, x.source)}
+        pool = [
+            c
+            for c in world.entities
+            if world.value(x.attribute, c) not in taken
+            and (known is None or (x.attribute, TEST_TEMPLATE, c) in known)
+        ]
+        if not pool:
+            continue
+        c = str(pool[rng.integers(len(pool))])
+        out.append(
+            Example(
+                x.attribute, x.asked, x.base, c, x.base_prompt,
+                x.source_prompt.replace(x.source, c), world.value(x.attribute, c), x.source,
+            )
+        )  # fmt: skip
+    if not out:
+        raise ValueError("no cause example has a third city with another value to move to")
     return out
 
 

@@ -23,7 +23,7 @@ from iclr25.chapters.hyperdas.data import (
     scores,
     weighted_ce,
 )
-from iclr25.chapters.hyperdas.target import check_layer, run_with, stacked
+from iclr25.chapters.hyperdas.target import check_layer, hidden, run_with, stacked
 
 # ---------------------------------------------------------------------------------
 # HyperDAS
@@ -240,6 +240,23 @@ def select(w: torch.Tensor, mode: str, base: Side, src: Side) -> torch.Tensor:
     raise ValueError(f"unknown inference mode {mode!r}; accepted: {', '.join(MODES)}")
 
 
+def swap_logits(lm: llm.LM, xs: Sequence[Example], layer: int) -> torch.Tensor:
+    """The whole-state swap at ``("resid", layer)``: the base entity token's state
+    replaced by the source entity token's (the groundtruth selection with the full
+    space as its subspace): it carries every attribute of the source city."""
+    base, src, _ = pair(lm, xs)
+    with torch.no_grad():
+        hs = hidden(lm, src.batch, layer)
+        rows = torch.arange(len(xs))
+
+        def edit(h: torch.Tensor) -> torch.Tensor:
+            h = h.clone()
+            h[rows, base.entity] = hs[rows, src.entity]
+            return h
+
+        return run_with(lm, base.batch, layer, edit)
+
+
 def sparsity_penalty(w: torch.Tensor) -> torch.Tensor:
     """``sum_i max(0, sum_j w_ij - 1)``: a source token spent on more than one base token."""
     return (w[..., :-1].sum(1) - 1).clamp(min=0).sum(-1).mean()
@@ -301,6 +318,21 @@ def hyper_forward(
     return HyperOutput(logits, w, base, src)
 
 
+@torch.no_grad()
+def answers(
+    net: ReflectSelect,
+    lm: llm.LM,
+    xs: Sequence[Example],
+    layer: int,
+    tau: float,
+    mode: str = "soft",
+) -> np.ndarray:
+    """The target's answer (its top next token) on each example's base prompt, with the
+    hypernetwork's intervention in inference ``mode``."""
+    net.eval()
+    return hyper_forward(net, lm, xs, layer, tau, mode).logits.argmax(-1).numpy()
+
+
 def train_hyperdas(
     lm: llm.LM,
     train: Sequence[Example],
@@ -322,8 +354,7 @@ def train_hyperdas(
     Returns the state, the state at mid-training (for the no-penalty branch), and per step
     the loss and the mean null weight over the base positions the bidding may use."""
     check_layer(lm, layer)
-    torch.manual_seed(seed)
-    net = ReflectSelect(lm, n_layers, k)
+    net = initial_net(lm, n_layers, k, seed)
     opt = optimiser(net, lr, rotate_lr)
     if start is not None:
         net.load_state_dict(start["net"])
@@ -380,6 +411,12 @@ def evaluate_hyperdas(
     res["tokens_used"] = float((w[..., :-1].sum(1) > 0.1).float().sum(-1).mean())
     res["bids"] = w
     return res
+
+
+def initial_net(lm: llm.LM, n_layers: int, k: int, seed: int) -> ReflectSelect:
+    """The hypernetwork as training ``seed`` starts it: the untrained selector."""
+    torch.manual_seed(seed)
+    return ReflectSelect(lm, n_layers, k)
 
 
 def hyper_net(lm: llm.LM, state: dict, n_layers: int, k: int) -> ReflectSelect:

@@ -92,7 +92,7 @@ def smol_das(
 # ---------------------------------------------------------------------------------
 
 
-CODE = 4
+CODE = 5
 """Version of the cached runs' code: a fix that changes their results bumps it."""
 
 
@@ -194,6 +194,29 @@ def run_smol(lm: llm.LM, *, attribute: str, layers, k, steps, batch, lr, seed) -
 # ---------------------------------------------------------------------------------
 # The SmolLM2 layers parameter
 # ---------------------------------------------------------------------------------
+
+
+def parse_site(spec: str) -> str | int:
+    """``hyper_layer``: ``"auto"`` (:func:`edit_layer`) or a layer number from 1."""
+    if str(spec) == "auto":
+        return "auto"
+    if not str(spec).isdigit() or int(spec) < 1:
+        raise ValueError(
+            f"hyper_layer {spec!r}: accepted, 'auto' or a layer number from 1 (the official "
+            "code refuses the embeddings, layer 0)"
+        )
+    return int(spec)
+
+
+def edit_layer(grid: dict, layers: Sequence[int]) -> int:
+    """The layer HyperDAS edits, by the paper's rule: of ``layers`` (the embeddings
+    left out), the one whose entity-token DAS disentangles best on the training cities
+    (``grid["train_disentangle"]``, mean of the attributes)."""
+    fit = grid["train_disentangle"].mean(0)[:, 0]  # [layer], entity position
+    allowed = [i for i, l in enumerate(layers) if l > 0]
+    if not allowed:
+        raise ValueError("das_layers needs a layer above 0 for HyperDAS to edit")
+    return int(layers[max(allowed, key=lambda i: fit[i])])
 
 
 def parse_layers(spec: str, n_layers: int = 30) -> list[int]:
