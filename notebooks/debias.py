@@ -277,6 +277,8 @@ for st in ("I", "II", "III"):
         estimate=beyond,
         measured=f"{st}'s cut minus the placebo's, mean cuts "
         f"{cut[st].mean():.2f} and {cut['placebo'].mean():.2f}",
+        quote=dict(smallest=gap["default"].min(),
+                   largest=gap["default"].max()),
     )
 
 # %% [markdown]

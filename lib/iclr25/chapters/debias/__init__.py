@@ -140,6 +140,37 @@ _CUT = Margin(
     "A cut is 1 - gap / default gap of one seed's model",
 )
 
+_RATIO = (
+    "Over {n} seeds the strategy's cut exceeds the placebo's by {estimate:.2f} "
+    "[{low:.2f}, {high:.2f}], against a margin of 0.30. Each seed's cut is a ratio to that "
+    "seed's default gap, and the seeds' default gaps range from {smallest:.2f} to "
+    "{largest:.2f} (the gaps per prompt and seed are printed above the claims): where a "
+    "seed's default gap is a few points, the noise of its 384 test cases moves the ratio "
+    "by more than the margin, and such seeds widen the interval. "
+)
+"""The diagnosis the three strategy claims share, declared after the book's run."""
+
+_STRATEGY_GAPS = {
+    "I": Gap(
+        _RATIO + "Strategy I also writes the deciding fact with the tiny model's own "
+        "greedy generation, and on a rare test fact what it writes can name the wrong "
+        "referent, so its cut varies with what each seed's model writes. More test facts, "
+        "or cuts of the seeds' mean gaps, would decide it.",
+        after_run=True,
+    ),
+    "II": Gap(
+        _RATIO + "The counterfactual twins are written at half the news's selection, so "
+        "that II leaves part of the gap, as GPT-4's contrastive prompt does; how much it "
+        "leaves is not fixed by that design, and its mean cut is printed beside the "
+        "claim. More test facts, or cuts of the seeds' mean gaps, would decide it.",
+        after_run=True,
+    ),
+    "III": Gap(
+        _RATIO + "More test facts, or cuts of the seeds' mean gaps, would decide it.",
+        after_run=True,
+    ),
+}
+
 CLAIMS: dict[str, ClaimSpec] = {
     "selection-makes-bias": ClaimSpec(
         "Selection in the training corpus plants a bias: on ambiguous sentences (BBQ's "
@@ -172,6 +203,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             control="the placebo cue's cut, same model and cases: a cue whose documents "
             "are selected like news, at a single cue's share (paired by seed)",
             rests_on=("typeI-gap",),
+            gap=_STRATEGY_GAPS[s],
         )
         for s, what in (("I", "facts"), ("II", "counterfactual"), ("III", "inhibitive"))
     },
