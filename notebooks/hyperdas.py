@@ -246,22 +246,10 @@ core.plot(
 ).show()
 
 # %%
-top = np.unravel_index(cause.argmax(), cause.shape)
 core.claim(
     "search-matters",
     value=cause.max() - np.median(cause),
     measured=f"best {cause.max():.2f}, median {np.median(cause):.2f}",
-    quote=dict(
-        best=cause.max(),
-        best_site=f"{hyperdas.POSITIONS[top[1]]} token at layer "
-        f"{layers[top[0]]}",
-        median=np.median(cause),
-        first_layer=layers[0],
-        n_fit=len({str(x.base) for x in train}),
-        n_held=len({str(x.base) for x in test}),
-        fit=grid["train_cause"].mean(0)[0, 0],
-        held=cause[0, 0],
-    ),
 );
 # %% [markdown]
 # ## The site HyperDAS edits

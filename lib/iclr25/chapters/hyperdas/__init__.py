@@ -228,20 +228,6 @@ CLAIMS: dict[str, ClaimSpec] = {
         paper="DAS accuracy varies strongly with the layer (layer vs accuracy plot)",
         rule=Bound(ge=0.5),
         control="DAS at the median site of the layer x position grid",
-        gap=Gap(
-            "The best site's cause is {best:.2f} (the {best_site}) against a median of "
-            "{median:.2f}. DAS at the entity token of layer {first_layer} (layer 0 is "
-            "the embeddings) fits its {n_fit} training cities (cause {fit:.2f}) but "
-            "carries over to the {n_held} held-out ones only in part ({held:.2f}): a "
-            "rank-8 subspace fitted on one-token cities with their own embeddings still "
-            "encodes some city identity. At the contextual layers the attribute has moved "
-            "off the entity token towards the last token, where one subspace for all "
-            "templates must serve every template's position. The "
-            "paper fits DAS on thousands of entities per domain of a pretrained model. What "
-            "would show it: thousands of cities, or a pretrained target whose city "
-            "embeddings share structure.",
-            after_run=True,
-        ),
     ),
     # at the edited site (the entity token of the layer chosen on training cities):
     # DAS's disentangle minus the no-op's, paired over the test examples
