@@ -305,6 +305,7 @@ core.claim(
         swap[is_cause].astype(float), noop[is_cause]
     ),
     measured=f"whole-state swap, cause accuracy {swap[is_cause].mean():.2f}",
+    quote=dict(site=site),
 );
 # %% [markdown]
 # ## HyperDAS locates the feature itself
@@ -547,6 +548,7 @@ core.claim(
     ),
     measured=f"{used['without'].mean():.2f} tokens without, "
     f"{used['with'].mean():.2f} with (mean of {len(seeds)} seeds)",
+    quote=dict(without=used["without"].mean(), penalised=used["with"].mean()),
 );
 
 # %% [markdown]

@@ -255,6 +255,20 @@ CLAIMS: dict[str, ClaimSpec] = {
         control="the no-op's cause accuracy on the same examples (0: a cause label is "
         "never the base's answer)",
         one_model=TARGET,
+        gap=Gap(
+            "The whole-state swap at layer {site}'s entity token moves the answer to the source"
+            " city's value in {estimate:.2f} [{low:.2f}, {high:.2f}] of the {n} cause examples,"
+            " against a margin of 0.5. The stream entering a layer above the embeddings has "
+            "already been read by the tokens after the entity: the layers below let each later "
+            "token attend to the entity, so the prompt's last token, from which the answer is "
+            "read, keeps what it took from the base city at the layers below, whatever the "
+            "entity token holds from then on. The site rule of the paper looks at the entity "
+            "token alone, and so does the official suffix mask, which lets HyperDAS edit only "
+            "the tokens up to the entity. What would show it: a target whose later tokens read "
+            "the entity at the edited layer or above, as a deep model's do at its middle "
+            "layers.",
+            after_run=True,
+        ),
     ),
     # per training seed: soft HyperDAS minus the no-op, disentangle; mean over seeds
     "beats-noop": ClaimSpec(
@@ -340,6 +354,18 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="the run with the penalty, from whose half-way state the branch without "
         "it starts, paired over training seeds",
+        gap=Gap(
+            "Without the penalty the hypernetworks give weight above 0.1 to {without:.2f} "
+            "source tokens per test example, with it to {penalised:.2f}: {estimate:.2f} "
+            "[{low:.2f}, {high:.2f}] over {n} seeds. The penalty, sum_i max(0, sum_j w_ij - "
+            "1), caps how much of one source token is spent across the base positions; it "
+            "never pushes a token's total below 0.1, and the count measures how many source "
+            "tokens are used at all. Without it a network may spend one source token on "
+            "several base positions, which uses fewer tokens, not more. What would show "
+            "the paper's point: a measure of how many base positions one source token "
+            "feeds, which is what the penalty acts on.",
+            after_run=True,
+        ),
     ),
 }
 """Claim id -> what the claim says, what decides it, what it is measured against, the
