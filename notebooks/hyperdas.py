@@ -392,7 +392,7 @@ for mode in hyperdas.MODES:
 
 # %%
 def per_seed(score):
-    return np.array([score(res[s]) for s in seeds])
+    return np.array([score(res[s]) for s in seeds], dtype=float)
 
 
 soft = per_seed(lambda e: e["soft"]["hits"].mean())

@@ -45,7 +45,8 @@ class Chapter:
     models of chapters whose seeds fill most of their cold limit (brainood's 46 graph
     models, ai2tale's, kbg's and tgbseq's, mcqa's three tiny transformers, each trained
     for up to 4,000 steps on one thread, selective's 40 MLPs and 10 CNNs, dlgn's five
-    DLGN-DT trees, sensitivity's five grokking runs of up to 10,000 full-batch epochs),
+    DLGN-DT trees, sensitivity's five grokking runs of up to 17,000 full-batch epochs,
+    hyperdas's five hypernetworks and their branches without the penalty),
     at most fifteen minutes of one-off artefacts for a chapter."""
 
     @property
@@ -76,7 +77,9 @@ ALL: tuple[Chapter, ...] = (
     Chapter(
         "mcqa", "How language models answer multiple-choice questions", _MECH, LM_BUDGET_S, 300
     ),
-    Chapter("hyperdas", "HyperDAS: locating and learning concept features", _MECH, LM_BUDGET_S),
+    Chapter(
+        "hyperdas", "HyperDAS: locating and learning concept features", _MECH, LM_BUDGET_S, 300
+    ),
     Chapter("identifiability", "Is mechanistic interpretability identifiable?", _MECH),
     Chapter("debias", "Causality-guided prompting to debias LLM decisions", _EDIT, LM_BUDGET_S),
     Chapter("fine", "FiNE: fine-grained neuron-level knowledge editing", _EDIT, LM_BUDGET_S, 600),
