@@ -512,14 +512,14 @@ core.claim(
 # in both runs of the first seed:
 
 # %%
-soft_runs = {
-    name: [
+soft_runs = {  # the bids do not depend on the inference mode
+    "with": [res[s] for s in seeds],
+    "without": [
         hyperdas.evaluate_hyperdas(
-            trained(runs[s][i]), lm, test, site, p.tau_end, modes=("soft",)
+            trained(runs[s][1]), lm, test, site, p.tau_end, modes=("soft",)
         )
         for s in seeds
-    ]
-    for i, name in enumerate(("with", "without"))
+    ],
 }
 x = test[0]
 base, src, _ = hyperdas.pair(lm, [x])
