@@ -113,7 +113,7 @@ from iclr25.chapters.debias.method import (
     train_planted,
     vocabulary,
 )
-from iclr25.core import SMOLLM2, Bound, ClaimSpec, Gap, Margin, Param
+from iclr25.core import SMOLLM2, ClaimSpec, Gap, Margin, Param
 
 # ---------------------------------------------------------------------------------
 # Parameters and claims
@@ -174,24 +174,24 @@ _STRATEGY_GAPS = {
 CLAIMS: dict[str, ClaimSpec] = {
     "selection-makes-bias": ClaimSpec(
         "Selection in the training corpus plants a bias: on ambiguous sentences (BBQ's "
-        "measure) the default gap is large when anti-stereotypical news is dropped, "
-        "absent without selection",
+        "measure) the default gap of a model trained with anti-stereotypical news dropped "
+        "exceeds that of the same seed's model trained without selection",
         kind="setup",
         paper="not reported (the paper's premise: dependence learnt from a "
         "corpus shaped by selection)",
-        rule={
-            "gap at beta 0.8": Bound(ge=0.10),
-            "gap at beta 0": Bound(ge=-0.03, le=0.03),
-        },
-        control="a tiny model trained on a corpus from the same network at beta 0 (no selection)",
+        rule=Margin(above=0.10, why="about half of GPT-4's default Type I gap of 21.74%"),
+        control="the same seed's tiny model, trained on a corpus from the same network at "
+        "beta 0 (no selection), on the same cases (paired by seed)",
     ),
     "typeI-gap": ClaimSpec(
-        "Where a rare fact decides the referent (WinoBias Type I), the planted model "
-        "errs towards the stereotype: pro minus anti accuracy is positive",
+        "Where a rare fact decides the referent (WinoBias Type I), the planted models err "
+        "towards the stereotype: their pro minus anti accuracy gap exceeds that of the same "
+        "seed's model trained without selection",
         kind="setup",
         paper="GPT-4 default Type I gap 21.74%",
         rule=Margin(above=0.05, why="a quarter of GPT-4's default gap"),
-        control="a model without the bias scores a gap of 0 (pro and anti balanced)",
+        control="the same seed's beta 0 model (no selection), on the same Type I cases "
+        "(paired by seed)",
     ),
     **{
         f"strategy-{s}-reduces": ClaimSpec(
