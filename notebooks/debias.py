@@ -100,7 +100,8 @@ print(
     f"(1 - beta)/(2 - beta) = {(1 - p.beta) / (2 - p.beta):.4f}, "
     f"VariableElimination {exact:.4f}, "
     f"rejection sample {np.mean([r['Anti'] == 'yes' for r in news]):.4f} "
-    f"({len(news)} of {len(rows)} rows are news)"
+    f"({len(news)} of {len(rows)} rows are news); at beta 0, where nothing "
+    f"is selected, it is {debias.anti_share(0.0):.4f}"
 )
 
 # %% [markdown]
@@ -178,8 +179,9 @@ print(
 # ## The planted bias
 #
 # Tiny Llamas (4 layers, $d = 64$) are trained on corpora from the same network:
-# `seeds` of them at $\beta$ = `beta` (each seed its own corpus and training), and a
-# control at $\beta = 0$, where nothing is selected.
+# `seeds` of them at $\beta$ = `beta` (each seed its own corpus and training), and
+# as many controls at $\beta = 0$, where nothing is selected, one for each seed
+# (its corpus drawn and its model trained with that seed).
 #
 # ```{literalinclude} ../lib/iclr25/chapters/debias/method.py
 # :pyobject: train_planted
@@ -190,18 +192,15 @@ start = time.perf_counter()
 runs = range(p.seed, p.seed + p.seeds)
 with core.threads(1):
     models = {
-        (p.beta, s): debias.train_planted(
-            p.beta, steps=p.steps, seed=s, corpus_size=p.corpus_size
+        (b, s): debias.train_planted(
+            b, steps=p.steps, seed=s, corpus_size=p.corpus_size
         )
+        for b in (p.beta, 0.0)
         for s in runs
     }
-    models[0.0, p.seed] = debias.train_planted(
-        0.0, steps=p.steps, seed=p.seed, corpus_size=p.corpus_size
-    )
     ambiguous = {
         k: debias.evaluate(lm, cases, ["default"], debias.score_tiny)
         for k, lm in models.items()
-        if k in ((p.beta, p.seed), (0.0, p.seed))
     }
     typeI = {
         s: debias.evaluate(
@@ -209,47 +208,65 @@ with core.threads(1):
         )
         for s in runs
     }
+    unselected = {
+        s: debias.evaluate(models[0.0, s], decided, ["default"],
+                           debias.score_tiny)
+        for s in runs
+    }
 
 # %%
-planted = {b: models[b, p.seed] for b in (p.beta, 0.0)}
+planted = models[p.beta, p.seed]
 print(
     f"{len(models)} tiny models trained (or read from the cache) and "
     f"scored in {time.perf_counter() - start:.1f} s"
 )
 fact_prompt = debias.tiny_prompt(decided[0], "I")
-print(fact_prompt, "->", llm.generate(planted[p.beta], [fact_prompt], 5)[0])
+print(fact_prompt, "->", llm.generate(planted, [fact_prompt], 5)[0])
 
 # %% [markdown]
-# The bounds, fixed beforehand (the chapter's CLAIMS registry): on the
-# ambiguous sentences, with the default prompt, a gap of at least 0.10 at
-# $\beta$ 0.8 and at most 0.03 either way at $\beta = 0$ (seed `seed`). On
-# the Type I test, the paper's measure, the gap over the `seeds` models at
-# $\beta$ 0.8 has a 95% interval above 0.05.
+# The rules, fixed beforehand (the chapter's CLAIMS registry): each seed's
+# planted model against the same seed's $\beta = 0$ model, with the default
+# prompt, paired over the `seeds` seeds. On the ambiguous sentences the gap
+# must exceed the control's by more than 0.10 (95% interval); on the Type I
+# test, the paper's measure, by more than 0.05.
 
 # %%
-gaps = {b: ambiguous[b, p.seed]["default"]["gap"] for b in (p.beta, 0.0)}
+bias_gap = {
+    b: np.array([ambiguous[b, s]["default"]["gap"] for s in runs])
+    for b in (p.beta, 0.0)
+}
+print("ambiguous gap per seed:",
+      {b: g.round(3).tolist() for b, g in bias_gap.items()})
 debias.accuracy_figure(
     typeI[p.seed], f"Tiny Llama, beta {p.beta}, seed {p.seed}: Type I test"
 ).show()
 core.claim(
     "selection-makes-bias",
-    value={"gap at beta 0.8": gaps[p.beta], "gap at beta 0": gaps[0.0]},
-    measured=f"gap {gaps[p.beta]:.3f} at beta {p.beta}, {gaps[0.0]:.3f} "
-    f"at beta 0, on {len(cases)} ambiguous cases",
-)
+    estimate=core.stats.paired_runs(
+        bias_gap[p.beta], bias_gap[0.0], items=len(cases)
+    ),
+    measured=f"ambiguous gap at beta {p.beta} minus beta 0, means "
+    f"{bias_gap[p.beta].mean():.3f} and {bias_gap[0.0].mean():.3f}",
+);
+
+# %%
 gap = {
     st: np.array([typeI[s][st]["gap"] for s in runs])
     for st in debias.STRATEGIES
 }
+unselected_gap = np.array([unselected[s]["default"]["gap"] for s in runs])
 print(
     "Type I gap per prompt and seed:",
     {st: g.round(3).tolist() for st, g in gap.items()},
+    "\nat beta 0, default prompt:", unselected_gap.round(3).tolist(),
 )
-default = core.stats.over_runs(gap["default"], items=len(decided))
 core.claim(
     "typeI-gap",
-    estimate=default,
-    measured="default Type I gap over seeds",
+    estimate=core.stats.paired_runs(
+        gap["default"], unselected_gap, items=len(decided)
+    ),
+    measured=f"default Type I gap at beta {p.beta} minus beta 0, means "
+    f"{gap['default'].mean():.3f} and {unselected_gap.mean():.3f}",
 );
 # %% [markdown]
 # ## Do the strategies remove it?
@@ -424,7 +441,7 @@ def show(value):
     case, strategy = value
     probs = {
         f"tiny, beta {p.beta}": debias.two_way(
-            debias.score_tiny(planted[p.beta], [case], strategy)
+            debias.score_tiny(planted, [case], strategy)
         )[0],
         "SmolLM2": debias.two_way(
             llm.score_continuations(
@@ -448,15 +465,14 @@ core.explore(
 core.claims_table();
 
 # %% [markdown]
-# **Reading the claims.** Two setup claims read the regime:
-# `selection-makes-bias` sets the planted model against its $\beta = 0$
-# control on BBQ's ambiguous measure, and `typeI-gap` checks that the planted
-# models lean towards the stereotype on the paper's measure, on which the
-# tiny-model paper claims rest. Their intervals are over the `seeds` models,
-# each strategy's paired with the placebo cue's cut on the same model. The
-# SmolLM2 claims are about that one model, with its sentences as the unit: an
-# illustration on a real model, which answers these sentences near chance, not
-# a test of the paper's claims. `smollm2-bias` is the setup claim for SmolLM2,
+# **Reading the claims.** Two setup claims read the regime: each sets the
+# planted models against the same seeds' $\beta = 0$ models,
+# `selection-makes-bias` on BBQ's ambiguous measure and `typeI-gap` on the
+# paper's measure, on which the tiny-model paper claims rest. Their intervals
+# are over the `seeds` models, each strategy's paired with the placebo cue's
+# cut on the same model. The SmolLM2 claims are about that one model, with
+# its sentences as the unit: an illustration on a real model, which answers
+# these sentences near chance, not a test of the paper's claims. `smollm2-bias` is the setup claim for SmolLM2,
 # on which `smollm2-facts-first` rests.
 
 # %% [markdown]
@@ -464,8 +480,8 @@ core.claims_table();
 #
 # * **Models.** The paper prompts GPT-3.5, GPT-4 and other large models through
 #   their APIs. Ours are tiny Llamas trained here, whose bias we planted and
-#   therefore know (`seeds` of them; the intervals of the tiny-model claims are
-#   over these seeds), and SmolLM2-135M, an illustration (its accuracy on these
+#   therefore know (`seeds` of them, and as many trained without selection; the
+#   intervals of the tiny-model claims are over these seeds), and SmolLM2-135M, an illustration (its accuracy on these
 #   sentences is printed above). SmolLM2 is scored on `n_smol` Type I cases with
 #   the default prompt and with Strategy I; the other
 #   strategies appear for SmolLM2 only in the inspector, to keep the chapter

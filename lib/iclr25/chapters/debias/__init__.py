@@ -125,7 +125,10 @@ PARAMETERS = {
     ),
     "steps": Param(800, "training steps of each tiny model (batch 32)", low=10),
     "corpus_size": Param(20000, "rows sampled from the causal model given S = 1", low=500),
-    "seeds": Param(8, "tiny models at beta (seeds seed, seed + 1, ...)", low=1, high=20),
+    "seeds": Param(
+        8, "tiny models at beta, and as many at beta 0 (seeds seed, seed + 1, ...)", low=1,
+        high=20,
+    ),
     "n_smol": Param(800, "SmolLM2 Type I cases, default and Strategy I", low=2, high=2000),
     "n_test": Param(384, "tiny-model cases of each test (of 384 held-out ones)", low=8, high=384),
     "seed": Param(0, "random seed", low=0),
