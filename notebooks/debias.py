@@ -237,9 +237,6 @@ bias_gap = {
 }
 print("ambiguous gap per seed:",
       {b: g.round(3).tolist() for b, g in bias_gap.items()})
-debias.accuracy_figure(
-    typeI[p.seed], f"Tiny Llama, beta {p.beta}, seed {p.seed}: Type I test"
-).show()
 core.claim(
     "selection-makes-bias",
     estimate=core.stats.paired_runs(
@@ -255,6 +252,9 @@ gap = {
     for st in debias.STRATEGIES
 }
 unselected_gap = np.array([unselected[s]["default"]["gap"] for s in runs])
+debias.accuracy_figure(
+    typeI[p.seed], f"Tiny Llama, beta {p.beta}, seed {p.seed}: Type I test"
+).show()
 print(
     "Type I gap per prompt and seed:",
     {st: g.round(3).tolist() for st, g in gap.items()},
