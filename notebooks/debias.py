@@ -472,8 +472,9 @@ core.claims_table();
 # are over the `seeds` models, each strategy's paired with the placebo cue's
 # cut on the same model. The SmolLM2 claims are about that one model, with
 # its sentences as the unit: an illustration on a real model, which answers
-# these sentences near chance, not a test of the paper's claims. `smollm2-bias` is the setup claim for SmolLM2,
-# on which `smollm2-facts-first` rests.
+# these sentences near chance, not a test of the paper's claims.
+# `smollm2-bias` is the setup claim for SmolLM2, on which
+# `smollm2-facts-first` rests.
 
 # %% [markdown]
 # ## What differs from the paper
@@ -481,12 +482,12 @@ core.claims_table();
 # * **Models.** The paper prompts GPT-3.5, GPT-4 and other large models through
 #   their APIs. Ours are tiny Llamas trained here, whose bias we planted and
 #   therefore know (`seeds` of them, and as many trained without selection; the
-#   intervals of the tiny-model claims are over these seeds), and SmolLM2-135M, an illustration (its accuracy on these
-#   sentences is printed above). SmolLM2 is scored on `n_smol` Type I cases with
-#   the default prompt and with Strategy I; the other
-#   strategies appear for SmolLM2 only in the inspector, to keep the chapter
-#   within its CPU budget. An endpoint can be plugged in through `llm.backend`,
-#   never by the book itself.
+#   intervals of the tiny-model claims are over these seeds), and SmolLM2-135M,
+#   an illustration (its accuracy on these sentences is printed above).
+#   SmolLM2 is scored on `n_smol` Type I cases with the default prompt and
+#   with Strategy I; the other strategies appear for SmolLM2 only in the
+#   inspector, to keep the chapter within its CPU budget. An endpoint can be
+#   plugged in through `llm.backend`, never by the book itself.
 # * **Data.** WinoBias and BBQ are replaced by sentences of the same shape (Type I:
 #   a fact decides the referent; 20% ambiguous) generated from an explicit causal
 #   model, with 20 occupations of which two are stereotyped. The corpus, not the
