@@ -173,8 +173,9 @@ key = {
 # and three positions: the entity token, the token after it, and the last
 # token. The paper plots DAS accuracy against the layer; here is the
 # layer × position grid, averaged over the three attributes. The setup claim:
-# searching matters, the best site's cause accuracy beats the median site's by
-# at least 0.5.
+# searching matters. Ranked by DAS's cause accuracy on the *training* cities,
+# the best site must move the answer in at least 50 more of the test cause
+# examples in 100 than the median site does, paired over those examples.
 #
 # As in the paper, DAS is trained to convergence at every site, by one rule on
 # the *training* loss: a site stops when the mean loss of its last 50 steps is
@@ -214,12 +215,14 @@ figs = [
     for m in hyperdas.SCORES
 ]
 core.slider_figure(figs, list(hyperdas.SCORES), "score", active=2).show()
-cause = grid["cause"].mean(0)
-best = np.unravel_index(grid["disentangle"].mean(0).argmax(), cause.shape)
-print(
-    f"best DAS site by disentangle: layer {layers[best[0]]}, "
-    f"{hyperdas.POSITIONS[best[1]]}; {time.perf_counter() - t0:.0f} s so far"
-)
+ranked = grid["train_cause"].mean(0)  # [layer, position], training cities
+order = np.argsort(ranked, axis=None)
+best, median = (np.unravel_index(order[i], ranked.shape)
+                for i in (-1, (order.size - 1) // 2))
+for name, (li, pi) in {"best": best, "median": median}.items():
+    print(f"{name} DAS site by cause on the training cities: layer "
+          f"{layers[li]}, {hyperdas.POSITIONS[pi]}")
+print(f"{time.perf_counter() - t0:.0f} s so far; at the best site:")
 for m in hyperdas.SCORES:
     held, fit = grid[m].mean(0)[best], grid[f"train_{m}"].mean(0)[best]
     print(f"  {m:11} held-out cities {held:.2f}, training cities {fit:.2f}")
@@ -246,10 +249,13 @@ core.plot(
 ).show()
 
 # %%
+is_cause = np.array([x.cause for x in test])
+at_best, at_median = (grid["hits"][w][is_cause] for w in (best, median))
 core.claim(
     "search-matters",
-    value=cause.max() - np.median(cause),
-    measured=f"best {cause.max():.2f}, median {np.median(cause):.2f}",
+    estimate=stats.paired_difference(at_best, at_median),
+    measured=f"test cause accuracy at the best site {at_best.mean():.2f}, "
+    f"at the median site {at_median.mean():.2f}",
 );
 # %% [markdown]
 # ## The site HyperDAS edits
@@ -286,7 +292,6 @@ untrained = {
     for s in seeds
 }
 noop = untrained[p.seed]["noop"]["hits"]
-is_cause = np.array([x.cause for x in test])
 labels = np.array([hyperdas.label_id(lm, x.label) for x in test])
 swap = hyperdas.swap_logits(lm, test, site).argmax(-1).numpy() == labels
 print(f"HyperDAS edits layer {site}; DAS's best position there on the "
