@@ -303,6 +303,11 @@ core.claim(
     estimate=stats.paired_difference(grid["hits"][li, 0], noop),
     measured=f"DAS at layer {site}'s entity token "
     f"{grid['hits'][li, 0].mean():.2f}, no-op {noop.mean():.2f}",
+    quote=dict(
+        site=site,
+        layers=layers,
+        entity_fit=grid["train_disentangle"].mean(0)[:, 0].round(2).tolist(),
+    ),
 )
 core.claim(
     "swap-at-site",

@@ -251,6 +251,18 @@ CLAIMS: dict[str, ClaimSpec] = {
         ),
         control="the no-op: the same test examples, nothing edited",
         one_model=TARGET,
+        gap=Gap(
+            "DAS at layer {site}'s entity token disentangles {estimate:.3f} [{low:.3f}, "
+            "{high:.3f}] above the no-op over the {n} test examples, against a margin of "
+            "0.05. This target's entity token carries the attribute at the embeddings and "
+            "little above them: on the training cities, entity-token DAS disentangles "
+            "{entity_fit} at layers {layers}, so the rule's best layer above the "
+            "embeddings is one where the attribute has already left the entity token. "
+            "What would show the claim: a target whose entity token keeps the attribute "
+            "above the embeddings.",
+            after_run=True,
+            varies=True,
+        ),
     ),
     # the full state of the base entity token replaced by the source entity token's, at
     # the edited layer: cause accuracy minus the no-op's (0), over the cause examples
