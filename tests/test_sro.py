@@ -224,7 +224,9 @@ def test_wide_problems_apply_the_sketched_gram_without_forming_it():
     step = 1 / sro.largest_eigenvalue(dense)
     through_dense = sro.sro_step(X, y, lam, "l1", dense, np.zeros(300), step=step)
     first = sro.iterative_sro(X, y, lam, "l1", PX, 1)[1]
-    np.testing.assert_allclose(first, through_dense, atol=1e-8)
+    # both stop on FISTA's step-change test, not at the exact minimiser, so they agree
+    # to the solver's accuracy (as the factored reference above), not to rounding
+    np.testing.assert_allclose(first, through_dense, atol=1e-6)
 
     def close(b):
         return np.linalg.norm(b - full) <= 0.1 * np.linalg.norm(full)
