@@ -160,6 +160,7 @@ _STRATEGY_GAPS = {
         "referent, so its cut varies with what each seed's model writes. More test facts, "
         "or cuts of the seeds' mean gaps, would decide it.",
         after_run=True,
+        varies=True,
     ),
     "II": Gap(
         _RATIO + "The counterfactual twins are written at half the news's selection, so "
