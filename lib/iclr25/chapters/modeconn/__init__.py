@@ -275,6 +275,7 @@ CLAIMS: dict[str, ClaimSpec] = {
             "sit at a higher loss, would decide it; the gap's AUC, which does not depend "
             "on that scale, is decided beside it (adversarial_detected).",
             after_run=True,
+            varies=True,
         ),
     ),
     # per run, the ROC AUC of the gap calling real-to-adversarial pairs (positives)
